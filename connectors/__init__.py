@@ -1,0 +1,1 @@
+"""Built-in connector plugins, one sub-package per external system. Not built yet."""

@@ -1,0 +1,1 @@
+"""The Connect-style runtime (connectors, tasks, workers, REST API). Not built yet."""

@@ -1,0 +1,1 @@
+"""Spark pipeline templates and the ``sluice`` PySpark data source. Not built yet."""
