@@ -1,0 +1,95 @@
+"""The api-key table: which handler serves which Kafka API, and for which versions.
+
+Handler modules in ``broker.protocol.handlers`` register themselves with :func:`handles` when
+imported; the connection loop looks a request up by ``(api_key, api_version)`` and ApiVersions
+advertises exactly the ranges registered here, so a version is advertised if and only if a
+handler claims it. There is no central dispatcher to edit when an API is added (Kafka's
+``KafkaApis`` match is the thing we avoid).
+
+A handler is ``async def handler(ctx: RequestContext, request) -> response | None``. It returns
+the kio response entity for ``ctx.api_version`` (``response_class(ctx)`` finds the class), or
+``None`` when the protocol says no response is sent (Produce with ``acks=0``). Handlers must
+turn expected failures into error codes in the response; an exception escaping a handler is a
+bug: the connection logs it and closes, the broker keeps running.
+
+Handlers run on the event loop, one request at a time per connection (responses must go out in
+request order), so a handler that waits (Fetch long-poll) only delays its own connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from kio.index import load_response_schema
+
+if TYPE_CHECKING:
+    from broker.app import Broker
+
+Handler = Callable[["RequestContext", Any], Awaitable[Any]]
+H = TypeVar("H", bound=Handler)
+
+
+@dataclass
+class RequestContext:
+    """What a handler knows about the request besides its body."""
+
+    broker: Broker
+    """``broker.app.Broker``: ``.config``, ``.logs`` (LogManager), ``.coordinator``,
+    ``.producer_ids``."""
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    client_host: str
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One handler and the inclusive version range it implements."""
+
+    api_key: int
+    min_version: int
+    max_version: int
+    handler: Handler
+
+
+_REGISTRY: dict[int, Registration] = {}
+
+
+def handles(api_key: int, min_version: int, max_version: int) -> Callable[[H], H]:
+    """Decorator: registers ``async def handler(ctx, request)`` for those versions.
+
+    Registering an api key twice is a programming error (two modules claiming one API) and
+    raises at import time rather than silently shadowing one of them.
+    """
+    if min_version > max_version:
+        raise ValueError(f"api {api_key}: min_version {min_version} > max_version {max_version}")
+
+    def register(handler: H) -> H:
+        existing = _REGISTRY.get(api_key)
+        if existing is not None and existing.handler is not handler:
+            raise RuntimeError(
+                f"api {api_key} is already handled by "
+                f"{existing.handler.__module__}.{existing.handler.__qualname__}"
+            )
+        _REGISTRY[api_key] = Registration(api_key, min_version, max_version, handler)
+        return handler
+
+    return register
+
+
+def lookup(api_key: int) -> Registration | None:
+    """The registration for an api key, or None if no handler claims it."""
+    return _REGISTRY.get(api_key)
+
+
+def registrations() -> list[Registration]:
+    """Every registered API, ordered by api key (the order ApiVersions lists them in)."""
+    return [_REGISTRY[key] for key in sorted(_REGISTRY)]
+
+
+def response_class(ctx: RequestContext) -> Any:
+    """The kio response entity class matching the request's api key and version."""
+    return load_response_schema(ctx.api_key, ctx.api_version)
