@@ -11,11 +11,11 @@ import typer
 
 def register(app: typer.Typer) -> None:
     """Adds the broker layer's commands to the top-level ``sluice`` app."""
-    from broker.cli import serve
+    from broker.cli import console, serve
+    from broker.cli.groups import groups_app
+    from broker.cli.topics import topics_app
 
     serve.register(app)
-    try:
-        from broker.cli import admin
-    except ImportError:  # admin tools not built yet
-        return
-    admin.register(app)
+    app.add_typer(topics_app, name="topics")
+    console.register(app)
+    app.add_typer(groups_app, name="groups")
