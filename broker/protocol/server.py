@@ -1,0 +1,72 @@
+"""The TCP listener: accepts connections and runs each as its own task.
+
+Each connection is independent (see ``connection.py``): one slow or misbehaving client never
+delays or breaks another. ``stop()`` closes the listener, then cancels the connection tasks, so
+a shutdown does not wait for parked long-poll fetches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from typing import TYPE_CHECKING
+
+from broker.protocol.connection import Connection
+
+if TYPE_CHECKING:
+    from broker.app import Broker
+
+log = logging.getLogger(__name__)
+
+
+class Server:
+    """Listens on (host, port) and serves the Kafka protocol for a ``Broker``."""
+
+    def __init__(self, broker: Broker, host: str, port: int) -> None:
+        self._broker = broker
+        self._host = host
+        self._port = port
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> tuple[str, int]:
+        """Binds and starts accepting; returns the bound address (useful with port 0)."""
+        self._server = await asyncio.start_server(
+            self._accept, self._host, self._port, reuse_address=True, backlog=1024
+        )
+        name = self._server.sockets[0].getsockname()
+        return name[0], name[1]
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            await Connection(self._broker, reader, writer).run()
+        except asyncio.CancelledError:
+            pass
+        except Exception:  # a bug in the connection loop must not reach the server
+            log.exception(
+                "connection task failed", extra={"peer": writer.get_extra_info("peername")}
+            )
+        finally:
+            self._tasks.discard(task)
+
+    @property
+    def connection_count(self) -> int:
+        return len(self._tasks)
+
+    async def stop(self) -> None:
+        if self._server is None:
+            return
+        self._server.close()
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._server.wait_closed()
+        self._server = None
