@@ -1,0 +1,97 @@
+"""ListOffsets (key 2): earliest, latest, max-timestamp and by-timestamp offsets.
+
+Special timestamps: -2 earliest (log start), -1 latest (high watermark; with no transactions the
+last stable offset is the same), -3 the record with the largest timestamp (v7+), -4/-5
+earliest local/tiered (v8+/v11+; one tier here, so = earliest).
+
+By timestamp: the storage's time index finds the first *batch* whose max timestamp is >= t;
+Kafka answers with the first *record* whose timestamp is >= t, so that one batch is decoded to
+find the exact record. That is the only decode on this path and happens once per lookup.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.errors import BrokerError, UnknownTopicOrPartitionError
+from broker.log.records import decode_batches
+from broker.protocol._entities import NO_THROTTLE, build, nested
+from broker.protocol.registry import RequestContext, handles, response_class
+
+LATEST = -1
+EARLIEST = -2
+MAX_TIMESTAMP = -3
+EARLIEST_LOCAL = -4
+EARLIEST_PENDING_UPLOAD = -5
+LATEST_TIERED = -6
+
+
+@handles(2, 1, 11)
+async def list_offsets(ctx: RequestContext, request: Any) -> Any:
+    cls = response_class(ctx)
+    part_cls = nested(cls, "ListOffsetsPartitionResponse")
+    topic_cls = nested(cls, "ListOffsetsTopicResponse")
+    topics = []
+    for topic in request.topics:
+        parts = []
+        for p in topic.partitions:
+            try:
+                offset, timestamp = _lookup(ctx, topic.name, p.partition_index, p.timestamp)
+                error = ErrorCode.none
+            except BrokerError as exc:
+                offset, timestamp, error = -1, -1, exc.error_code
+            parts.append(
+                build(
+                    part_cls,
+                    partition_index=p.partition_index,
+                    error_code=error,
+                    timestamp=timestamp,
+                    offset=offset,
+                    leader_epoch=0 if offset >= 0 else -1,
+                )
+            )
+        topics.append(build(topic_cls, name=topic.name, partitions=tuple(parts)))
+    return build(cls, throttle_time=NO_THROTTLE, topics=tuple(topics))
+
+
+def _lookup(ctx: RequestContext, topic: str, partition: int, timestamp: int) -> tuple[int, int]:
+    """(offset, timestamp) for one partition; (-1, -1) when no record qualifies."""
+    logs = ctx.broker.logs
+    if logs is None:
+        raise UnknownTopicOrPartitionError("storage unavailable")
+    plog = logs.log(topic, partition)
+    hw = plog.high_watermark
+    if timestamp in (EARLIEST, EARLIEST_LOCAL, EARLIEST_PENDING_UPLOAD):
+        return plog.log_start_offset, -1
+    if timestamp in (LATEST, LATEST_TIERED):
+        return hw, -1
+    if timestamp == MAX_TIMESTAMP:
+        if hw <= plog.log_start_offset:
+            return -1, -1
+        ts, offset = plog.last_batch_max_timestamp()
+        return (offset, ts) if offset < hw else (-1, -1)
+    if timestamp < 0:
+        return -1, -1
+    found = plog.offset_for_timestamp(timestamp)
+    if found is None or found[0] >= hw:
+        return -1, -1
+    return _exact(plog, found[0], timestamp, hw)
+
+
+def _exact(plog: Any, batch_offset: int, timestamp: int, hw: int) -> tuple[int, int]:
+    """The first record at or after ``batch_offset`` with a timestamp >= ``timestamp``."""
+    offset = batch_offset
+    while offset < hw:
+        read = plog.read(offset, 1, upper_bound=hw, min_one=True)
+        if not read.size:
+            break
+        last = offset
+        for batch in decode_batches(b"".join(bytes(c) for c in read.chunks)):
+            for record in batch.records:
+                if record.offset >= offset and record.timestamp >= timestamp:
+                    return record.offset, record.timestamp
+            last = batch.last_offset
+        offset = last + 1
+    return -1, -1

@@ -1,0 +1,3 @@
+"""Shared test configuration: service fixtures live in ``tests/fixtures/`` and load here."""
+
+pytest_plugins = ["tests.fixtures.broker"]
