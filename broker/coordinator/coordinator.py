@@ -1,0 +1,354 @@
+"""``GroupCoordinator``: the one object the group request handlers talk to.
+
+It is a facade (as Kafka's ``GroupCoordinator`` is) over three parts with one job each:
+``GroupManager`` runs the rebalance protocol, ``OffsetManager`` keeps committed offsets and
+``OffsetsTopic``/``GroupStore`` persist both in ``__consumer_offsets``. What needs more than
+one part lives here: who may commit offsets for a group, listing, describing and deleting
+groups, loading everything on start and the background task that expires sessions.
+
+Concurrency: everything runs on the broker's event loop. Request flows never await between
+reading and changing a group, so no locks are needed; the only awaits are the parked JoinGroup
+and SyncGroup futures. Storage calls are synchronous and short, as the log contract promises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kio.schema.errors import ErrorCode
+
+from broker.coordinator.group import Group, GroupState, JoinResult, SyncResult
+from broker.coordinator.group_manager import GroupConfig, GroupManager, JoinRequest
+from broker.coordinator.group_store import GroupStore
+from broker.coordinator.offset_manager import OffsetManager, TopicPartition
+from broker.coordinator.offsets_topic import OffsetsTopic
+from broker.coordinator.records import GroupKey, OffsetValue
+from broker.errors import BrokerError
+
+if TYPE_CHECKING:
+    from broker.config import BrokerConfig
+    from broker.log.log_manager import LogManager
+
+log = logging.getLogger(__name__)
+
+MAX_METADATA_BYTES = 4096
+"""``offset.metadata.max.bytes``: longer commit metadata gets OFFSET_METADATA_TOO_LARGE."""
+
+
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True)
+class MemberDescription:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    metadata: bytes
+    assignment: bytes
+
+
+@dataclass(frozen=True)
+class GroupDescription:
+    group_id: str
+    state: str
+    protocol_type: str
+    protocol: str
+    members: list[MemberDescription]
+
+
+class GroupCoordinator:
+    """Consumer groups and committed offsets of this broker (it coordinates every group)."""
+
+    def __init__(
+        self,
+        logs: LogManager,
+        config: BrokerConfig,
+        *,
+        clock: Callable[[], int] = wall_clock_ms,
+        tick_interval_ms: int = 100,
+    ) -> None:
+        self._clock = clock
+        self._tick_s = tick_interval_ms / 1000
+        self.topic = OffsetsTopic(logs, getattr(config, "offsets_topic_num_partitions", 1))
+        self.store = GroupStore(self.topic, clock)
+        self.offsets = OffsetManager(self.topic)
+        self.groups = GroupManager(
+            GroupConfig(
+                min_session_timeout_ms=getattr(config, "group_min_session_timeout_ms", 6_000),
+                max_session_timeout_ms=getattr(config, "group_max_session_timeout_ms", 1_800_000),
+                initial_rebalance_delay_ms=getattr(
+                    config, "group_initial_rebalance_delay_ms", 3_000
+                ),
+            ),
+            self.store,
+            clock,
+        )
+        self._task: asyncio.Task[None] | None = None
+        self.active = False
+
+    async def start(self) -> None:
+        """Creates or replays ``__consumer_offsets``, then starts expiring sessions."""
+        self.topic.open()
+        self.load()
+        self.active = True
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="group-expiry")
+
+    def load(self) -> None:
+        """Replays the topic: offsets into the OffsetManager, newest metadata per group."""
+        metadata: dict[str, bytes | None] = {}
+        for key, value in self.topic.replay():
+            if isinstance(key, GroupKey):
+                metadata[key.group] = value
+            else:
+                self.offsets.load_record(key, value)
+        for group_id, raw in metadata.items():
+            if raw is None:
+                continue
+            try:
+                self.groups.groups[group_id] = self.store.restore(group_id, raw)
+            except (ValueError, UnicodeDecodeError) as exc:
+                log.warning(
+                    "group %s: unreadable group metadata, starting empty: %s", group_id, exc
+                )
+        for group_id in self.offsets.groups():
+            self.groups.get_or_create(group_id)
+        log.info("loaded %d groups from %s", len(self.groups.groups), self.topic.partitions)
+
+    async def stop(self) -> None:
+        """Stops the expiry task and answers parked requests with NOT_COORDINATOR."""
+        self.active = False
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        for group in self.groups.groups.values():
+            for member in group.members.values():
+                member.complete_join(JoinResult(ErrorCode.not_coordinator, member.member_id))
+                member.complete_sync(SyncResult(ErrorCode.not_coordinator))
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self._tick_s)
+            try:
+                self.tick()
+            except Exception:
+                log.exception("group expiry check failed")
+
+    def tick(self) -> None:
+        """Expires sessions and rebalances, and forgets groups that hold nothing."""
+        self.groups.tick()
+        for group_id, group in list(self.groups.groups.items()):
+            if (
+                group.state is GroupState.EMPTY
+                and group.is_empty
+                and group.generation == 0
+                and not self.offsets.has_offsets(group_id)
+            ):
+                del self.groups.groups[group_id]
+
+    # -- membership ----------------------------------------------------------------------
+
+    async def join_group(self, request: JoinRequest) -> JoinResult:
+        if not self.active:
+            return JoinResult(ErrorCode.coordinator_not_available, request.member_id)
+        return await self.groups.join(request)
+
+    async def sync_group(
+        self,
+        group_id: str,
+        generation: int,
+        member_id: str,
+        group_instance_id: str | None,
+        protocol_type: str | None,
+        protocol_name: str | None,
+        assignments: dict[str, bytes],
+    ) -> SyncResult:
+        if not self.active:
+            return SyncResult(ErrorCode.coordinator_not_available)
+        return await self.groups.sync(
+            group_id,
+            generation,
+            member_id,
+            group_instance_id,
+            protocol_type,
+            protocol_name,
+            assignments,
+        )
+
+    def heartbeat(
+        self, group_id: str, member_id: str, group_instance_id: str | None, generation: int
+    ) -> ErrorCode:
+        if not self.active:
+            return ErrorCode.coordinator_not_available
+        return self.groups.heartbeat(group_id, member_id, group_instance_id, generation)
+
+    def leave_group(
+        self, group_id: str, members: Sequence[tuple[str, str | None]]
+    ) -> list[ErrorCode]:
+        if not self.active:
+            return [ErrorCode.coordinator_not_available] * len(members)
+        return self.groups.leave(group_id, members)
+
+    # -- offsets -------------------------------------------------------------------------
+
+    def _validate_commit(
+        self, group_id: str, generation: int, member_id: str, instance_id: str | None
+    ) -> ErrorCode:
+        """Kafka's rule: members commit for their generation; others only into empty groups."""
+        if not group_id:
+            return ErrorCode.invalid_group_id
+        group = self.groups.groups.get(group_id)
+        if generation < 0 and not member_id and not instance_id:
+            if group is None or group.state is GroupState.EMPTY:
+                return ErrorCode.none
+            return ErrorCode.unknown_member_id
+        if group is None or group.state in (GroupState.EMPTY, GroupState.DEAD):
+            return ErrorCode.illegal_generation if group is None else ErrorCode.unknown_member_id
+        if instance_id and group.static_members.get(instance_id, member_id) != member_id:
+            return ErrorCode.fenced_instance_id
+        if member_id not in group.members:
+            return ErrorCode.unknown_member_id
+        if generation != group.generation:
+            return ErrorCode.illegal_generation
+        if group.state is GroupState.COMPLETING_REBALANCE:
+            return ErrorCode.rebalance_in_progress
+        self.groups.touch(group, member_id)
+        return ErrorCode.none
+
+    def commit_offsets(
+        self,
+        group_id: str,
+        generation: int,
+        member_id: str,
+        group_instance_id: str | None,
+        offsets: Mapping[TopicPartition, OffsetValue],
+    ) -> dict[TopicPartition, ErrorCode]:
+        """Validates and durably stores a commit; one error code per partition."""
+        if not self.active:
+            return dict.fromkeys(offsets, ErrorCode.coordinator_not_available)
+        error = self._validate_commit(group_id, generation, member_id, group_instance_id)
+        if error is not ErrorCode.none:
+            return dict.fromkeys(offsets, error)
+        results = {
+            tp: ErrorCode.offset_metadata_too_large
+            for tp, v in offsets.items()
+            if len(v.metadata.encode()) > MAX_METADATA_BYTES
+        }
+        accepted = {tp: v for tp, v in offsets.items() if tp not in results}
+        try:
+            self.offsets.commit(group_id, accepted)
+        except BrokerError as exc:
+            log.error("group %s: commit failed: %s", group_id, exc)
+            return dict.fromkeys(offsets, ErrorCode.coordinator_not_available)
+        self.groups.get_or_create(group_id)
+        results.update(dict.fromkeys(accepted, ErrorCode.none))
+        return results
+
+    def fetch_offsets(
+        self, group_id: str, partitions: Iterable[TopicPartition] | None
+    ) -> tuple[ErrorCode, dict[TopicPartition, OffsetValue | None]]:
+        if not self.active:
+            return ErrorCode.coordinator_not_available, {}
+        return ErrorCode.none, self.offsets.fetch(group_id, partitions)
+
+    def delete_offsets(
+        self, group_id: str, partitions: Sequence[TopicPartition]
+    ) -> tuple[ErrorCode, dict[TopicPartition, ErrorCode]]:
+        """OffsetDelete: refused for topics an active consumer group still subscribes to."""
+        group = self.groups.groups.get(group_id)
+        if not self.active:
+            return ErrorCode.coordinator_not_available, {}
+        if group is None or group.state is GroupState.DEAD:
+            return ErrorCode.group_id_not_found, {}
+        subscribed: set[str] = set()
+        if group.state is not GroupState.EMPTY:
+            topics = group.subscribed_topics()
+            if topics is None:
+                return ErrorCode.non_empty_group, {}
+            subscribed = topics
+        results = {
+            tp: ErrorCode.group_subscribed_to_topic if tp[0] in subscribed else ErrorCode.none
+            for tp in partitions
+        }
+        try:
+            self.offsets.delete(group_id, [tp for tp, e in results.items() if e is ErrorCode.none])
+        except BrokerError as exc:
+            log.error("group %s: deleting offsets failed: %s", group_id, exc)
+            return ErrorCode.coordinator_not_available, {}
+        return ErrorCode.none, results
+
+    # -- admin ---------------------------------------------------------------------------
+
+    def list_groups(
+        self, states: Iterable[str] = (), types: Iterable[str] = ()
+    ) -> list[tuple[str, str, str]]:
+        """(group id, protocol type, state) of each group passing the (case-blind) filters."""
+        wanted_states = {s.lower() for s in states}
+        wanted_types = {t.lower() for t in types}
+        if wanted_types and "classic" not in wanted_types:
+            return []
+        return [
+            (g.group_id, g.protocol_type or "", g.state.value)
+            for g in self.groups.groups.values()
+            if not wanted_states or g.state.value.lower() in wanted_states
+        ]
+
+    def describe_group(self, group_id: str) -> GroupDescription | None:
+        """Members with metadata and assignment, which Kafka reports only once Stable."""
+        group = self.groups.groups.get(group_id)
+        if group is None:
+            return None
+        stable = group.state is GroupState.STABLE
+        return GroupDescription(
+            group_id=group_id,
+            state=group.state.value,
+            protocol_type=group.protocol_type or "",
+            protocol=(group.protocol_name or "") if stable else "",
+            members=[
+                MemberDescription(
+                    m.member_id,
+                    m.group_instance_id,
+                    m.client_id,
+                    m.client_host,
+                    m.metadata(group.protocol_name) if stable else b"",
+                    m.assignment if stable else b"",
+                )
+                for m in group.members.values()
+            ],
+        )
+
+    def delete_groups(self, group_ids: Iterable[str]) -> dict[str, ErrorCode]:
+        """Deletes empty groups with their offsets (tombstones); NON_EMPTY_GROUP otherwise."""
+        results: dict[str, ErrorCode] = {}
+        for group_id in group_ids:
+            group = self.groups.groups.get(group_id)
+            if not self.active:
+                results[group_id] = ErrorCode.coordinator_not_available
+            elif group is None or group.state is GroupState.DEAD:
+                results[group_id] = ErrorCode.group_id_not_found
+            elif group.state is not GroupState.EMPTY or not group.is_empty:
+                results[group_id] = ErrorCode.non_empty_group
+            else:
+                results[group_id] = self._delete(group)
+        return results
+
+    def _delete(self, group: Group) -> ErrorCode:
+        try:
+            self.offsets.delete(group.group_id)
+            self.store.delete(group.group_id)
+        except BrokerError as exc:
+            log.error("group %s: delete failed: %s", group.group_id, exc)
+            return ErrorCode.coordinator_not_available
+        group.transition(GroupState.DEAD, self._clock())
+        del self.groups.groups[group.group_id]
+        log.info("group %s: deleted", group.group_id)
+        return ErrorCode.none

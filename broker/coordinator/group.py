@@ -1,0 +1,256 @@
+"""One consumer group of the classic rebalance protocol: its members and its state.
+
+States and the only transitions allowed (Kafka's ``ClassicGroupState``)::
+
+    Empty ──join──► PreparingRebalance ──all joined / timeout──► CompletingRebalance
+      ▲                 ▲      │ (no member left)                      │ leader's SyncGroup
+      └─────────────────┼──────┘                                        ▼
+                        └────── join / leave / session expiry ────── Stable
+    any state ──DeleteGroups / unload──► Dead
+
+This module holds state and the small rules over it (protocol selection, who has rejoined,
+who has expired); the request flows that move a group between states live in
+``group_manager.py``. Nothing here awaits: a member parked in JoinGroup or SyncGroup is an
+``asyncio.Future`` the manager completes, and every method runs to completion on the event
+loop, so a group is never observed half-updated and needs no lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.coordinator.consumer_protocol import subscription_topics
+
+log = logging.getLogger(__name__)
+
+
+class GroupState(enum.Enum):
+    """The value is the name DescribeGroups and ListGroups report."""
+
+    EMPTY = "Empty"
+    PREPARING_REBALANCE = "PreparingRebalance"
+    COMPLETING_REBALANCE = "CompletingRebalance"
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+
+_ALLOWED_FROM: dict[GroupState, frozenset[GroupState]] = {
+    GroupState.PREPARING_REBALANCE: frozenset(
+        {GroupState.EMPTY, GroupState.STABLE, GroupState.COMPLETING_REBALANCE}
+    ),
+    GroupState.COMPLETING_REBALANCE: frozenset({GroupState.PREPARING_REBALANCE}),
+    GroupState.STABLE: frozenset({GroupState.COMPLETING_REBALANCE}),
+    GroupState.EMPTY: frozenset({GroupState.PREPARING_REBALANCE}),
+    GroupState.DEAD: frozenset(GroupState),
+}
+
+
+@dataclass
+class JoinResult:
+    """What a JoinGroup response carries; ``members`` is filled for the leader only."""
+
+    error: ErrorCode
+    member_id: str = ""
+    generation: int = -1
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader: str = ""
+    members: list[tuple[str, str | None, bytes]] = field(default_factory=list)
+    skip_assignment: bool = False
+
+
+@dataclass
+class SyncResult:
+    error: ErrorCode
+    assignment: bytes = b""
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+
+
+@dataclass
+class Member:
+    """A member as the coordinator sees it: identity, timeouts, protocols and its assignment.
+
+    ``heartbeat_deadline`` is the wall-clock ms after which the member counts as dead; it is
+    not checked while the member is parked in JoinGroup or SyncGroup (the request itself
+    proves liveness, and the rebalance timeout bounds that wait instead).
+    """
+
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocol_type: str
+    protocols: list[tuple[str, bytes]]
+    assignment: bytes = b""
+    heartbeat_deadline: int = 0
+    join_waiter: asyncio.Future[JoinResult] | None = None
+    sync_waiter: asyncio.Future[SyncResult] | None = None
+
+    def protocol_names(self) -> list[str]:
+        return [name for name, _ in self.protocols]
+
+    def metadata(self, protocol: str | None) -> bytes:
+        for name, meta in self.protocols:
+            if name == protocol:
+                return meta
+        return b""
+
+    def matches(self, protocols: Sequence[tuple[str, bytes]]) -> bool:
+        """Same protocols, same order, same metadata: rejoining changes nothing."""
+        return list(protocols) == self.protocols
+
+    @property
+    def is_awaiting(self) -> bool:
+        return self.join_waiter is not None or self.sync_waiter is not None
+
+    def complete_join(self, result: JoinResult) -> None:
+        waiter, self.join_waiter = self.join_waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(result)
+
+    def complete_sync(self, result: SyncResult) -> None:
+        waiter, self.sync_waiter = self.sync_waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(result)
+
+
+class Group:
+    """Members, generation and protocol of one group; see the module doc for the states."""
+
+    def __init__(self, group_id: str, now_ms: int) -> None:
+        self.group_id = group_id
+        self.state = GroupState.EMPTY
+        self.state_timestamp = now_ms
+        self.generation = 0
+        self.protocol_type: str | None = None
+        self.protocol_name: str | None = None
+        self.leader_id: str | None = None
+        self.members: dict[str, Member] = {}
+        self.pending_members: dict[str, int] = {}
+        """Member ids handed out with MEMBER_ID_REQUIRED, to the deadline for their rejoin."""
+        self.static_members: dict[str, str] = {}
+        """group.instance.id to the member id currently holding it."""
+        self.rebalance_deadline: int | None = None
+        self.initial_rebalance = False
+        """True while the first rebalance of an empty group waits out the initial delay."""
+        self.initial_rebalance_limit = 0
+
+    def __repr__(self) -> str:
+        return f"Group({self.group_id!r}, {self.state.value}, gen={self.generation})"
+
+    def transition(self, state: GroupState, now_ms: int) -> None:
+        if self.state not in _ALLOWED_FROM[state]:
+            raise RuntimeError(f"group {self.group_id}: illegal transition {self.state} -> {state}")
+        log.debug("group %s: %s -> %s", self.group_id, self.state.value, state.value)
+        self.state = state
+        self.state_timestamp = now_ms
+
+    def restore(self, state: GroupState, now_ms: int) -> None:
+        """Sets the state of a group reloaded from ``__consumer_offsets`` (no transition)."""
+        self.state = state
+        self.state_timestamp = now_ms
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.members and not self.pending_members
+
+    def add_member(self, member: Member) -> None:
+        if not self.members:
+            self.protocol_type = member.protocol_type
+        if self.leader_id is None:
+            self.leader_id = member.member_id
+        self.members[member.member_id] = member
+        if member.group_instance_id:
+            self.static_members[member.group_instance_id] = member.member_id
+        self.pending_members.pop(member.member_id, None)
+
+    def remove_member(self, member_id: str) -> Member | None:
+        member = self.members.pop(member_id, None)
+        self.pending_members.pop(member_id, None)
+        if member is None:
+            return None
+        instance = member.group_instance_id
+        if instance and self.static_members.get(instance) == member_id:
+            del self.static_members[instance]
+        if self.leader_id == member_id:
+            self.leader_id = next(iter(self.members), None)
+        return member
+
+    def replace_member_id(self, old_id: str, new_id: str) -> Member:
+        """Gives a static member's slot (and its assignment) to a new member id."""
+        member = self.members.pop(old_id)
+        member.member_id = new_id
+        self.members[new_id] = member
+        if member.group_instance_id:
+            self.static_members[member.group_instance_id] = new_id
+        if self.leader_id == old_id:
+            self.leader_id = new_id
+        return member
+
+    def candidate_protocols(self) -> set[str]:
+        """Protocols every current member supports."""
+        sets = [set(m.protocol_names()) for m in self.members.values()]
+        return set.intersection(*sets) if sets else set()
+
+    def supports(self, protocol_type: str, protocols: Sequence[tuple[str, Any]]) -> bool:
+        """Could a member with these protocols join without breaking the group?"""
+        names = {name for name, _ in protocols}
+        if not protocol_type or not names:
+            return False
+        if not self.members:
+            return True
+        return protocol_type == self.protocol_type and bool(names & self.candidate_protocols())
+
+    def select_protocol(self) -> str:
+        """Each member votes for its most preferred common protocol; most votes wins.
+
+        Ties go to the protocol the leader prefers, so the choice is deterministic.
+        """
+        candidates = self.candidate_protocols()
+        votes: Counter[str] = Counter()
+        for member in self.members.values():
+            votes[next(p for p in member.protocol_names() if p in candidates)] += 1
+        leader = self.members.get(self.leader_id or "") or next(iter(self.members.values()))
+        order = {name: i for i, name in enumerate(leader.protocol_names())}
+        return max(votes, key=lambda name: (votes[name], -order.get(name, len(order))))
+
+    def all_members_joined(self) -> bool:
+        return not self.pending_members and all(
+            m.join_waiter is not None for m in self.members.values()
+        )
+
+    def max_rebalance_timeout_ms(self) -> int:
+        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
+
+    def expired_members(self, now_ms: int) -> list[str]:
+        return [
+            m.member_id
+            for m in self.members.values()
+            if not m.is_awaiting and m.heartbeat_deadline < now_ms
+        ]
+
+    def expired_pending(self, now_ms: int) -> list[str]:
+        return [mid for mid, deadline in self.pending_members.items() if deadline < now_ms]
+
+    def subscribed_topics(self) -> set[str] | None:
+        """Topics the members subscribe to, or None if that cannot be known (non-consumer)."""
+        if self.protocol_type != "consumer" or not self.members:
+            return None if self.members else set()
+        topics: set[str] = set()
+        for member in self.members.values():
+            found = subscription_topics(member.metadata(self.protocol_name))
+            if found is None:
+                return None
+            topics |= found
+        return topics

@@ -1,0 +1,26 @@
+"""Fixtures for coordinator tests; the fakes themselves are in ``coordinator_fakes.py``."""
+
+from __future__ import annotations
+
+import pytest
+from coordinator_fakes import FakeClock, RecordingStore
+
+from broker.coordinator.group_manager import GroupConfig, GroupManager
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def store() -> RecordingStore:
+    return RecordingStore()
+
+
+@pytest.fixture
+def manager(clock: FakeClock, store: RecordingStore) -> GroupManager:
+    config = GroupConfig(
+        min_session_timeout_ms=100, max_session_timeout_ms=60_000, initial_rebalance_delay_ms=0
+    )
+    return GroupManager(config, store, clock)  # type: ignore[arg-type]
