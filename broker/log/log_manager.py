@@ -1,0 +1,339 @@
+"""LogManager: every topic's partition logs in one data directory, and their metadata.
+
+Layout: ``<data_dir>/<topic>-<partition>/`` per partition (see ``files``) and
+``<data_dir>/topics.json`` holding, per topic, its id, partition count and config *overrides*
+(the effective config is ``defaults`` + overrides). ``topics.json`` is replaced atomically
+(write a temp file, fsync it, rename, fsync the directory), so after a crash it is either the
+old or the new version, never a mix.
+
+Ordering makes each operation crash-safe: a topic's directories are created before the
+metadata names it, and the metadata forgets a topic before its directories are removed (first
+renamed to ``*.deleted``, which ``load`` finishes deleting). A partition directory the metadata
+does not name is an orphan of an interrupted create; it is ignored, and replaced if that topic
+is created again.
+
+Background work (``start``): one thread applies ``flush.ms`` and retention, another runs the
+log cleaner for compacted topics. ``run_flush``/``run_retention``/``run_cleaner`` are the same
+passes, callable directly (tests drive them with an injected clock instead of sleeping).
+
+Thread safety: metadata changes are serialised by ``_lock``; ``log()``/``topic()`` read an
+immutable snapshot and never block behind them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import threading
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from broker.errors import (
+    InvalidConfigError,
+    InvalidPartitionsError,
+    InvalidTopicError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+)
+from broker.log import files
+from broker.log.cleaner import LogCleaner
+from broker.log.config import TOPIC_CONFIGS, LogConfig
+from broker.log.partition_log import Clock, PartitionLog, wall_clock_ms
+
+log = logging.getLogger(__name__)
+
+_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+_DELETED_SUFFIX = ".deleted"
+
+
+@dataclass(frozen=True)
+class TopicInfo:
+    name: str
+    topic_id: uuid.UUID
+    partitions: int
+    configs: dict[str, str]  # overrides only
+
+
+class LogManager:
+    """Owns all PartitionLogs under ``data_dir``; see the module docstring."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        defaults: LogConfig = LogConfig(),  # noqa: B008 - frozen dataclass, safe to share
+        *,
+        clock: Clock = wall_clock_ms,
+        retention_check_interval_ms: int = 300_000,
+        flush_check_interval_ms: int = 1_000,
+        cleaner_backoff_ms: int = 15_000,
+    ) -> None:
+        self.data_dir = Path(data_dir)
+        self.defaults = defaults
+        self.clock = clock
+        self.retention_check_interval_ms = retention_check_interval_ms
+        self.flush_check_interval_ms = flush_check_interval_ms
+        self.cleaner_backoff_ms = cleaner_backoff_ms
+        self.cleaner = LogCleaner(clock=clock)
+        self._lock = threading.RLock()
+        self._topics: dict[str, TopicInfo] = {}
+        self._logs: dict[tuple[str, int], PartitionLog] = {}
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    # ------------------------------------------------------------ startup
+
+    def load(self) -> None:
+        """Reads ``topics.json`` and opens (recovering) every partition log."""
+        with self._lock:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            for path in self.data_dir.iterdir():
+                if path.is_dir() and path.name.endswith(_DELETED_SUFFIX):
+                    shutil.rmtree(path, ignore_errors=True)
+            meta = self.data_dir / files.TOPICS_FILE
+            raw = json.loads(meta.read_text()) if meta.exists() else {"topics": {}}
+            topics = {}
+            for name, doc in raw["topics"].items():
+                topics[name] = TopicInfo(
+                    name, uuid.UUID(doc["topic_id"]), int(doc["partitions"]), dict(doc["configs"])
+                )
+            for info in topics.values():
+                config = LogConfig.from_topic_configs(info.configs, self.defaults)
+                for p in range(info.partitions):
+                    self._logs[(info.name, p)] = self._open(info.name, p, config)
+            self._topics = topics
+            known = {files.partition_dir(self.data_dir, t, p).name for t, p in self._logs}
+            for path in self.data_dir.iterdir():
+                if (
+                    path.is_dir()
+                    and files.parse_partition_dir(path.name)
+                    and path.name not in known
+                ):
+                    log.warning("ignoring partition directory %s: no topic metadata names it", path)
+            log.info(
+                "loaded %d topic(s), %d partition(s) from %s",
+                len(topics),
+                len(self._logs),
+                self.data_dir,
+            )
+
+    def _open(self, topic: str, partition: int, config: LogConfig) -> PartitionLog:
+        directory = files.partition_dir(self.data_dir, topic, partition)
+        return PartitionLog.open(directory, topic, partition, config, clock=self.clock)
+
+    def _persist(self, topics: dict[str, TopicInfo]) -> None:
+        doc = {
+            "version": 1,
+            "topics": {
+                t.name: {
+                    "topic_id": str(t.topic_id),
+                    "partitions": t.partitions,
+                    "configs": t.configs,
+                }
+                for t in topics.values()
+            },
+        }
+        path = self.data_dir / files.TOPICS_FILE
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "w") as fh:
+            json.dump(doc, fh, indent=1, sort_keys=True)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        fd = os.open(self.data_dir, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    # ------------------------------------------------------------ topics
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int,
+        configs: Mapping[str, str] = {},
+        *,
+        validate_only: bool = False,
+    ) -> TopicInfo:
+        _check_topic_name(name)
+        if partitions < 1:
+            raise InvalidPartitionsError(
+                f"topic {name!r} needs at least 1 partition, got {partitions}"
+            )
+        overrides = {k: str(v) for k, v in configs.items()}
+        config = LogConfig.from_topic_configs(overrides, self.defaults)
+        with self._lock:
+            if name in self._topics:
+                raise TopicAlreadyExistsError(f"topic {name!r} already exists")
+            info = TopicInfo(name, uuid.uuid4(), partitions, overrides)
+            if validate_only:
+                return info
+            opened = {}
+            for p in range(partitions):
+                stale = files.partition_dir(self.data_dir, name, p)
+                if stale.exists():
+                    shutil.rmtree(stale)
+                opened[(name, p)] = self._open(name, p, config)
+            topics = {**self._topics, name: info}
+            self._persist(topics)
+            self._logs.update(opened)
+            self._topics = topics
+            log.info(
+                "created topic %s with %d partition(s), overrides %s", name, partitions, overrides
+            )
+            return info
+
+    def delete_topic(self, name: str) -> None:
+        with self._lock:
+            info = self.topic(name)
+            topics = {k: v for k, v in self._topics.items() if k != name}
+            self._persist(topics)
+            self._topics = topics
+            for p in range(info.partitions):
+                plog = self._logs.pop((name, p))
+                plog.close()
+                directory = plog.directory
+                doomed = directory.with_name(
+                    f"{directory.name}.{uuid.uuid4().hex}{_DELETED_SUFFIX}"
+                )
+                os.replace(directory, doomed)
+                shutil.rmtree(doomed, ignore_errors=True)
+            log.info("deleted topic %s", name)
+
+    def create_partitions(self, name: str, total: int) -> TopicInfo:
+        with self._lock:
+            info = self.topic(name)
+            if total <= info.partitions:
+                raise InvalidPartitionsError(
+                    f"topic {name!r} has {info.partitions} partition(s); the new total must be "
+                    f"larger, got {total}"
+                )
+            config = self.effective_config(name)
+            for p in range(info.partitions, total):
+                stale = files.partition_dir(self.data_dir, name, p)
+                if stale.exists():
+                    shutil.rmtree(stale)
+                self._logs[(name, p)] = self._open(name, p, config)
+            new = TopicInfo(name, info.topic_id, total, info.configs)
+            topics = {**self._topics, name: new}
+            self._persist(topics)
+            self._topics = topics
+            log.info("topic %s now has %d partitions", name, total)
+            return new
+
+    def alter_configs(
+        self,
+        name: str,
+        set_: Mapping[str, str],
+        delete: Iterable[str] = (),
+        *,
+        replace: bool = False,
+    ) -> TopicInfo:
+        """Changes a topic's overrides: ``replace`` = AlterConfigs (the set becomes the whole
+        override map), otherwise IncrementalAlterConfigs (set, then delete = back to default)."""
+        with self._lock:
+            info = self.topic(name)
+            overrides = {} if replace else dict(info.configs)
+            overrides.update({k: str(v) for k, v in set_.items()})
+            for key in delete:
+                if key not in TOPIC_CONFIGS:
+                    raise InvalidConfigError(f"unknown topic config {key!r}")
+                overrides.pop(key, None)
+            config = LogConfig.from_topic_configs(overrides, self.defaults)
+            new = TopicInfo(name, info.topic_id, info.partitions, overrides)
+            topics = {**self._topics, name: new}
+            self._persist(topics)
+            self._topics = topics
+            for p in range(info.partitions):
+                self._logs[(name, p)].update_config(config)
+            log.info("topic %s config overrides now %s", name, overrides)
+            return new
+
+    def topics(self) -> dict[str, TopicInfo]:
+        return dict(self._topics)
+
+    def topic(self, name: str) -> TopicInfo:
+        try:
+            return self._topics[name]
+        except KeyError:
+            raise UnknownTopicOrPartitionError(f"unknown topic {name!r}") from None
+
+    def log(self, topic: str, partition: int) -> PartitionLog:
+        try:
+            return self._logs[(topic, partition)]
+        except KeyError:
+            raise UnknownTopicOrPartitionError(
+                f"unknown topic partition {topic}-{partition}"
+            ) from None
+
+    def logs(self) -> list[PartitionLog]:
+        return list(self._logs.values())
+
+    def effective_config(self, name: str) -> LogConfig:
+        return LogConfig.from_topic_configs(self.topic(name).configs, self.defaults)
+
+    # ------------------------------------------------------------ background work
+
+    def run_flush(self, now_ms: int | None = None) -> int:
+        now = self.clock() if now_ms is None else now_ms
+        return sum(plog.maybe_flush(now) for plog in self.logs())
+
+    def run_retention(self, now_ms: int | None = None) -> int:
+        now = self.clock() if now_ms is None else now_ms
+        return sum(plog.delete_old_segments(now) for plog in self.logs())
+
+    def run_cleaner(self, now_ms: int | None = None) -> int:
+        """One cleaner pass over every compacted partition; returns segments rewritten."""
+        now = self.clock() if now_ms is None else now_ms
+        return sum(self.cleaner.clean(plog, now) for plog in self.logs() if plog.config.compact)
+
+    def start(self) -> None:
+        """Starts the flush/retention thread and the cleaner thread (daemons)."""
+        self._stop.clear()
+        self._threads = [
+            threading.Thread(target=self._maintenance_loop, name="log-maintenance", daemon=True),
+            threading.Thread(target=self._cleaner_loop, name="log-cleaner", daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def _maintenance_loop(self) -> None:
+        next_retention = self.clock()
+        while not self._stop.wait(self.flush_check_interval_ms / 1000):
+            try:
+                self.run_flush()
+                if self.clock() >= next_retention:
+                    self.run_retention()
+                    next_retention = self.clock() + self.retention_check_interval_ms
+            except Exception:  # keep the thread alive; the error names the partition
+                log.exception("log maintenance pass failed")
+
+    def _cleaner_loop(self) -> None:
+        while not self._stop.wait(self.cleaner_backoff_ms / 1000):
+            try:
+                self.run_cleaner()
+            except Exception:
+                log.exception("log cleaner pass failed")
+
+    def close(self) -> None:
+        """Stops background threads, then flushes and closes every log."""
+        self._stop.set()
+        for thread in self._threads:
+            thread.join()
+        self._threads = []
+        with self._lock:
+            for plog in self._logs.values():
+                plog.close()
+
+
+def _check_topic_name(name: str) -> None:
+    if name in (".", "..") or not _LEGAL_TOPIC.match(name):
+        raise InvalidTopicError(
+            f"invalid topic name {name!r}: use 1-249 characters from [a-zA-Z0-9._-], "
+            "not '.' or '..'"
+        )

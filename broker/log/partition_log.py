@@ -1,0 +1,456 @@
+"""PartitionLog: one topic partition as an ordered list of segments.
+
+Append path (never decodes a record): validate every batch's header and CRC-32C
+(``batch.iter_batches``), check idempotent-producer sequences, copy the request into one
+``bytearray``, rewrite each batch's base offset and leader epoch (outside the CRC), and, for
+``message.timestamp.type=LogAppendTime``, set the timestamp-type bit and ``maxTimestamp`` to
+the broker's clock; those two fields *are* covered by the CRC, so only in that mode is the CRC
+recomputed. Then one ``os.write`` to the active segment (O_APPEND).
+
+Read path: find the segment by base offset (bisect), the batch containing the offset via the
+sparse offset index plus a short header scan, the end of the range via the index again, and
+return that byte range from one ``os.pread``: whole batches only, at most one segment per call.
+
+Thread safety: ``_lock`` serialises append, roll, truncation, retention, config changes and the
+cleaner's segment swap. Readers take no lock: they snapshot ``_segments`` (a tuple replaced
+wholesale, never mutated) and the segment's ``size`` (published after its bytes are written),
+so they see whole batches only. Durability: see ``docs/storage.md`` and ``flush``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from crc32c import crc32c
+
+from broker.errors import (
+    InvalidRecordError,
+    OffsetOutOfRangeError,
+    RecordTooLargeError,
+    StorageError,
+)
+from broker.log import batch, files
+from broker.log._retention import RetentionMixin
+from broker.log.config import INT32_MAX, LogConfig
+from broker.log.producer_state import ProducerStateManager
+from broker.log.records import decode_batches
+from broker.log.recovery import recover_directory, recover_segment
+from broker.log.segment import BatchPosition, Segment, is_disk_full
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], int]
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True)
+class AppendInfo:
+    first_offset: int
+    last_offset: int
+    log_append_time: int  # -1 for CreateTime
+    log_start_offset: int
+    duplicate: bool = False
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    chunks: list[bytes | memoryview]  # whole batches, in order
+    size: int
+
+
+_EMPTY = ReadResult([], 0)
+
+
+class PartitionLog(RetentionMixin):
+    """Segments of one partition; see the module docstring for the paths and locking."""
+
+    def __init__(
+        self, directory: Path, topic: str, partition: int, config: LogConfig, clock: Clock
+    ):
+        self.directory = directory
+        self.topic = topic
+        self.partition = partition
+        self.config = config
+        self.clock = clock
+        self.ident = f"[{topic}-{partition}]"
+        self.hw_follows_leo = True  # single node: everything appended is committed
+        self._lock = threading.RLock()
+        self._segments: tuple[Segment, ...] = ()
+        self._bases: tuple[int, ...] = ()
+        self._log_start = 0
+        self._hw = 0
+        self._producers = ProducerStateManager(directory / files.PRODUCER_STATE_FILE)
+        self._unflushed_messages = 0
+        self._last_flush_ms = clock()
+        self._dirty: list[Segment] = []
+        self._closed = False
+
+    # ------------------------------------------------------------ opening
+
+    @classmethod
+    def open(
+        cls,
+        directory: Path,
+        topic: str,
+        partition: int,
+        config: LogConfig,
+        *,
+        clock: Clock = wall_clock_ms,
+    ) -> PartitionLog:
+        """Opens (creating if needed) and recovers the partition directory."""
+        self = cls(directory, topic, partition, config, clock)
+        directory.mkdir(parents=True, exist_ok=True)
+        recover_directory(directory, self.ident)
+        persisted_start = self._read_log_start()
+        segments = []
+        for base in files.segment_base_offsets(directory):
+            segment = self._new_segment(base)
+            recover_segment(segment, self.ident)
+            segments.append(segment)
+        if not segments:
+            segments.append(self._new_segment(persisted_start))
+        self._set_segments(tuple(segments))
+        self._log_start = max(persisted_start, segments[0].base_offset)
+        if self._log_start > self.log_end_offset:
+            self._log_start = self.log_end_offset
+        self._hw = self.log_end_offset
+        self._rebuild_producer_state()
+        log.info(
+            "%s opened: %d segment(s), log start %d, log end %d",
+            self.ident, len(segments), self._log_start, self.log_end_offset,
+        )  # fmt: skip
+        return self
+
+    def _new_segment(self, base: int) -> Segment:
+        cfg = self.config
+        segment = Segment(self.directory, base, cfg.index_interval_bytes, cfg.segment_index_bytes)
+        if segment.size == 0:
+            segment.created_ms = self.clock()
+        return segment
+
+    def _set_segments(self, segments: tuple[Segment, ...]) -> None:
+        # Readers read _segments then _bases; both tuples always describe the same list except
+        # for an instant in which a reader's bisect can land one segment early, which only makes
+        # it scan that segment to its end and move on.
+        self._segments = segments
+        self._bases = tuple(s.base_offset for s in segments)
+
+    def _read_log_start(self) -> int:
+        try:
+            return int((self.directory / files.LOG_START_FILE).read_text().strip())
+        except (OSError, ValueError):
+            return 0
+
+    def _write_log_start(self) -> None:
+        path = self.directory / files.LOG_START_FILE
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "w") as fh:
+            fh.write(f"{self._log_start}\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+
+    def _rebuild_producer_state(self) -> None:
+        start = self._producers.load(self.log_end_offset)
+        for segment in self._segments:
+            if start is not None and segment.next_offset <= start:
+                continue
+            for b in segment.scan():
+                if start is None or b.base_offset >= start:
+                    head = batch.read_header(os.pread(segment.fd, batch.HEADER_SIZE, b.position))
+                    self._producers.update(head)
+
+    # ------------------------------------------------------------ offsets
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._log_start
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._segments[-1].next_offset
+
+    @property
+    def high_watermark(self) -> int:
+        return self._hw
+
+    def set_high_watermark(self, offset: int) -> None:
+        with self._lock:
+            self._hw = max(self._log_start, min(offset, self.log_end_offset))
+
+    def size_bytes(self) -> int:
+        return sum(s.size for s in self._segments)
+
+    def segments(self) -> tuple[Segment, ...]:
+        """Snapshot of the segments, oldest first (the last one is active)."""
+        return self._segments
+
+    # ------------------------------------------------------------ append
+
+    def append(
+        self, records: bytes, *, leader_epoch: int = 0, now_ms: int | None = None
+    ) -> AppendInfo:
+        """Appends one or more v2 batches; see the module docstring. Nothing is written unless
+        every batch is valid."""
+        located = list(batch.iter_batches(records))
+        if not located:
+            raise InvalidRecordError("produce request carries no record batches")
+        limit = self.config.max_message_bytes
+        for _, header in located:
+            if header.size > limit:
+                raise RecordTooLargeError(
+                    f"record batch of {header.size} bytes exceeds max.message.bytes={limit} "
+                    f"of {self.topic}"
+                )
+            if header.record_count <= 0:
+                raise InvalidRecordError("record batch has no records")
+        with self._lock:
+            if self._closed:
+                raise StorageError(f"log {self.ident} is closed")
+            duplicate = self._producers.check([h for _, h in located])
+            if duplicate is not None:
+                return AppendInfo(
+                    duplicate.first_offset, duplicate.last_offset, -1, self._log_start, True
+                )
+            now = self.clock() if now_ms is None else now_ms
+            buf, positions, headers = self._assign(records, located, leader_epoch, now)
+            segment = self._maybe_roll(len(buf), positions, now)
+            try:
+                segment.append(buf, positions)
+            except OSError as exc:
+                raise self._storage_error(exc, "append to") from exc
+            if not self._dirty or self._dirty[-1] is not segment:
+                self._dirty.append(segment)
+            for header in headers:
+                self._producers.update(header)
+            if self.hw_follows_leo:
+                self._hw = segment.next_offset
+            self._unflushed_messages += sum(h.record_count for h in headers)
+            if self._unflushed_messages >= self.config.flush_messages:
+                self._flush_locked()
+            log_append_time = now if self.config.log_append_time else -1
+            return AppendInfo(
+                positions[0].base_offset,
+                positions[-1].last_offset,
+                log_append_time,
+                self._log_start,
+            )
+
+    def _assign(
+        self, records: bytes, located: list[tuple[int, batch.BatchHeader]], epoch: int, now: int
+    ) -> tuple[bytearray, list[BatchPosition], list[batch.BatchHeader]]:
+        """Copies the request and stamps offsets, epoch and (LogAppendTime) timestamps."""
+        buf = bytearray(records)
+        offset = self.log_end_offset
+        append_time = self.config.log_append_time
+        positions, headers = [], []
+        for pos, header in located:
+            batch.set_base_offset(buf, pos, offset)
+            batch.set_leader_epoch(buf, pos, epoch)
+            max_ts = header.max_timestamp
+            if append_time:
+                max_ts = now
+                buf[pos + 21 : pos + 23] = (header.attributes | batch.ATTR_TIMESTAMP_TYPE).to_bytes(
+                    2, "big"
+                )
+                buf[pos + 35 : pos + 43] = now.to_bytes(8, "big", signed=True)
+                crc = crc32c(memoryview(buf)[pos + 21 : pos + header.size])
+                buf[pos + 17 : pos + 21] = crc.to_bytes(4, "big")
+            last = offset + header.last_offset_delta
+            positions.append(BatchPosition(offset, last, pos, header.size, max_ts))
+            headers.append(replace(header, base_offset=offset, max_timestamp=max_ts))
+            offset = last + 1
+        return buf, positions, headers
+
+    def _storage_error(self, exc: OSError, action: str) -> StorageError:
+        if is_disk_full(exc):
+            msg = (
+                f"disk full: could not {action} {self.ident} in {self.directory}; nothing was "
+                "written. Free space on that volume or lower retention.ms/retention.bytes, "
+                "then retry"
+            )
+        else:
+            msg = f"I/O error: could not {action} {self.ident} in {self.directory}: {exc}"
+        log.error("%s %s", self.ident, msg)
+        return StorageError(msg)
+
+    def _maybe_roll(self, nbytes: int, positions: list[BatchPosition], now: int) -> Segment:
+        active = self._segments[-1]
+        if active.size == 0:
+            return active
+        cfg = self.config
+        first_ts = active.first_timestamp
+        newest = max(p.max_timestamp for p in positions)
+        age = (
+            newest - first_ts if first_ts is not None and first_ts >= 0 else now - active.created_ms
+        )
+        if (
+            active.size + nbytes > cfg.segment_bytes
+            or age > cfg.segment_ms
+            or active.offset_index.is_full
+            or active.time_index.is_full
+            or positions[-1].last_offset - active.base_offset > INT32_MAX
+        ):
+            return self.roll()
+        return active
+
+    def roll(self) -> Segment:
+        """Seals the active segment and starts a new one at the log end offset."""
+        with self._lock:
+            active = self._segments[-1]
+            if active.size == 0:
+                return active
+            active.on_roll()
+            new = self._new_segment(self.log_end_offset)
+            self._set_segments((*self._segments, new))
+            try:
+                self._producers.save(new.base_offset)
+            except OSError as exc:
+                log.warning("%s could not write producer state snapshot: %s", self.ident, exc)
+            log.info("%s rolled new segment at offset %d", self.ident, new.base_offset)
+            return new
+
+    # ------------------------------------------------------------ read
+
+    def read(
+        self, offset: int, max_bytes: int, *, upper_bound: int | None = None, min_one: bool = True
+    ) -> ReadResult:
+        """Whole batches from the one containing ``offset``, before ``upper_bound``."""
+        segments, bases = self._segments, self._bases
+        start_offset, end_offset = self._log_start, segments[-1].next_offset
+        if offset < start_offset or offset > end_offset:
+            raise OffsetOutOfRangeError(
+                f"offset {offset} is out of range for {self.ident}: "
+                f"log start {start_offset}, log end {end_offset}"
+            )
+        if upper_bound is not None and offset >= upper_bound:
+            return _EMPTY
+        i = max(0, bisect.bisect_right(bases, offset) - 1)
+        for segment in segments[i:]:
+            size = segment.size
+            start = segment.find_position(offset)
+            if start >= size:
+                continue
+            limit = size
+            if upper_bound is not None and upper_bound < segment.next_offset:
+                limit = min(size, segment.find_position(upper_bound))
+                if limit <= start:
+                    return _EMPTY
+            end = segment.boundary_at_or_before(min(limit, start + max_bytes), start, limit)
+            if end <= start:
+                if not min_one:
+                    return _EMPTY
+                end = start + segment.batch_size_at(start)
+            data = segment.read(start, end)
+            if len(data) < end - start:  # a concurrent truncation: keep whole batches only
+                data = data[: _whole_batches(data)]
+            return ReadResult([data], len(data)) if data else _EMPTY
+        return _EMPTY
+
+    # ------------------------------------------------------------ timestamps
+
+    def offset_for_timestamp(self, timestamp_ms: int) -> tuple[int, int] | None:
+        """``(offset, timestamp)`` of the first record with timestamp >= ``timestamp_ms``.
+
+        Finds the first batch whose max timestamp reaches the target via the time index, then
+        decodes that one batch to name the exact record, as Kafka does (ListOffsets is not a
+        hot path). None if no record is that new.
+        """
+        for segment in self._segments:
+            if segment.max_timestamp < timestamp_ms:
+                continue
+            position = segment.find_position(segment.time_index.lookup(timestamp_ms))
+            for b in segment.scan(position):
+                if b.max_timestamp >= timestamp_ms and b.last_offset >= self._log_start:
+                    return self._record_at(segment, b, lambda ts: ts >= timestamp_ms)
+        return None
+
+    def last_batch_max_timestamp(self) -> tuple[int, int]:
+        """``(timestamp, offset)`` of the record with the largest timestamp; (-1, -1) if empty."""
+        best: Segment | None = None
+        for segment in self._segments:
+            if segment.size and (best is None or segment.max_timestamp > best.max_timestamp):
+                best = segment
+        if best is None:
+            return -1, -1
+        target = best.max_timestamp
+        for b in best.scan(best.find_position(best.offset_of_max_timestamp)):
+            if b.max_timestamp == target:
+                offset, timestamp = self._record_at(best, b, lambda ts: ts >= target)
+                return timestamp, offset
+        return target, best.offset_of_max_timestamp
+
+    def _record_at(
+        self, segment: Segment, b: BatchPosition, match: Callable[[int], bool]
+    ) -> tuple[int, int]:
+        data = segment.read(b.position, b.position + b.size)
+        decoded = next(decode_batches(data))
+        if decoded.timestamp_type == 1:  # LogAppendTime: every record carries maxTimestamp
+            return max(b.base_offset, self._log_start), b.max_timestamp
+        for record in decoded.records:
+            if record.offset >= self._log_start and match(record.timestamp):
+                return record.offset, record.timestamp
+        return max(b.base_offset, self._log_start), b.max_timestamp
+
+    # ------------------------------------------------------------ durability, lifecycle
+
+    def flush(self) -> None:
+        """fsyncs every segment written since the last flush (blocks; use an executor)."""
+        with self._lock:
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        dirty, self._dirty = self._dirty, []
+        try:
+            for segment in dirty:
+                segment.flush()
+        except OSError as exc:
+            self._dirty = dirty + self._dirty
+            raise self._storage_error(exc, "flush") from exc
+        self._unflushed_messages = 0
+        self._last_flush_ms = self.clock()
+
+    def maybe_flush(self, now_ms: int) -> bool:
+        """Background ``flush.ms`` policy: flushes if unflushed data is old enough."""
+        if self._dirty and now_ms - self._last_flush_ms >= self.config.flush_ms:
+            self.flush()
+            return True
+        return False
+
+    def update_config(self, config: LogConfig) -> None:
+        with self._lock:
+            self.config = config
+            for segment in self._segments:
+                segment.index_interval = config.index_interval_bytes
+
+    def close(self) -> None:
+        """Flushes, snapshots producer state and closes every file; idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._flush_locked()
+            try:
+                self._producers.save(self.log_end_offset)
+            except OSError as exc:
+                log.warning("%s could not write producer state snapshot: %s", self.ident, exc)
+            for segment in self._segments:
+                segment.close()
+            self._closed = True
+            log.info("%s closed at log end offset %d", self.ident, self.log_end_offset)
+
+
+def _whole_batches(data: bytes) -> int:
+    pos = 0
+    while (size := batch.peek_size(data, pos)) is not None and pos + size <= len(data):
+        pos += size
+    return pos

@@ -1,0 +1,142 @@
+"""Bringing a partition directory back to a consistent state when it is opened.
+
+What a crash can leave behind, and what happens to it here:
+
+- A torn or corrupt tail in a ``.log`` (process killed mid-``write``, power loss before the
+  page cache reached the disk): every segment's batches from its last offset-index entry to the
+  end are re-read and CRC-checked; the file is truncated at the first batch that is cut short,
+  fails its CRC, is not magic v2, or whose base offset goes backwards. Batches before the last
+  index entry were CRC-checked when they were appended and are not re-read (as in Kafka), so
+  opening a large log costs one index interval per segment, not a full scan.
+- A missing, malformed or stale index (the index is written lazily, see ``_index``): entries
+  past the end of the log are dropped, an index whose last entry does not name the batch at
+  its position is rebuilt from a scan of the ``.log``, and the file is rewritten.
+- Cleaner leftovers: ``*.cleaned`` files are incomplete and deleted; a ``<base>.log.swap`` is a
+  complete compacted segment and replaces ``<base>.log`` (its indexes are rebuilt). Index or
+  temp files without a ``.log`` are deleted.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import struct
+from pathlib import Path
+
+from broker.errors import BrokerError
+from broker.log import batch, files
+from broker.log._index import IndexCorruptError
+from broker.log.segment import Segment
+
+log = logging.getLogger(__name__)
+
+_BASE = struct.Struct(">q")
+_CHUNK = 1 << 20
+
+
+def recover_directory(directory: Path, ident: str) -> None:
+    """Finishes or discards interrupted cleaner swaps and removes stray files."""
+    for path in sorted(directory.iterdir()):
+        name = path.name
+        if name.endswith((files.CLEANED_SUFFIX, ".tmp")):
+            log.info("%s deleting incomplete file %s", ident, name)
+            path.unlink()
+        elif name.endswith(files.LOG_SUFFIX + files.SWAP_SUFFIX):
+            target = path.with_name(name[: -len(files.SWAP_SUFFIX)])
+            base = files.base_offset_of(path)
+            log.warning("%s completing interrupted compaction swap of %s", ident, target.name)
+            os.replace(path, target)
+            if base is not None:
+                files.index_file(directory, base).unlink(missing_ok=True)
+                files.time_index_file(directory, base).unlink(missing_ok=True)
+    for path in sorted(directory.iterdir()):  # second pass: index swaps and orphans
+        name = path.name
+        if name.endswith(files.SWAP_SUFFIX):
+            path.unlink()  # an index .swap: the .log swap above forces a rebuild anyway
+        elif name.endswith((files.INDEX_SUFFIX, files.TIME_INDEX_SUFFIX)):
+            base = files.base_offset_of(path)
+            if base is None or not files.log_file(directory, base).exists():
+                log.info("%s deleting orphan index %s", ident, name)
+                path.unlink()
+
+
+def recover_segment(segment: Segment, ident: str) -> int:
+    """Makes one segment consistent; returns the number of bytes truncated from its tail."""
+    rebuild = False
+    try:
+        segment.load_indexes()
+    except IndexCorruptError as exc:
+        log.warning("%s rebuilding index of %s: %s", ident, segment.path.name, exc)
+        rebuild = True
+    if not segment.offset_index.path.exists() or not segment.time_index.path.exists():
+        if segment.size:
+            log.warning("%s rebuilding missing index of %s", ident, segment.path.name)
+        rebuild = True
+    if not rebuild:
+        segment.offset_index.truncate_to_position(segment.size)
+        rebuild = not _last_entry_matches(segment)
+        if rebuild:
+            log.warning("%s rebuilding stale index of %s", ident, segment.path.name)
+    if rebuild:
+        segment.offset_index.truncate_entries(0)
+        segment.time_index.truncate_entries(0)
+    _, start = segment.offset_index.lookup(2**63 - 1)
+    last_indexed = segment.time_index.max_entry()
+    segment.max_timestamp, segment.offset_of_max_timestamp = last_indexed or (
+        -1,
+        segment.base_offset,
+    )
+    segment.bytes_since_index = 0
+    end = _validate_from(segment, start)
+    dropped = segment.size - end
+    if dropped:
+        log.warning(
+            "%s truncating %d bytes of torn or corrupt data at position %d of %s",
+            ident, dropped, end, segment.path.name,
+        )  # fmt: skip
+        os.ftruncate(segment.fd, end)
+        segment.size = end
+    segment.time_index.truncate_to_offset(segment.next_offset)
+    if rebuild:
+        segment.offset_index.rewrite()
+        segment.time_index.rewrite()
+    segment.reload_tail()
+    return dropped
+
+
+def _last_entry_matches(segment: Segment) -> bool:
+    last = segment.offset_index.last()
+    if last is None:
+        return True
+    rel, position = last
+    head = os.pread(segment.fd, 8, position)
+    return len(head) == 8 and _BASE.unpack(head)[0] == rel + segment.base_offset
+
+
+def _validate_from(segment: Segment, position: int) -> int:
+    """CRC-checks batches from ``position``, indexing them; returns the end of the valid run."""
+    size = segment.size
+    expected = segment.base_offset
+    window, wstart = b"", position
+    while position < size:
+        off = position - wstart
+        need = batch.peek_size(window, off) if off + batch.LOG_OVERHEAD <= len(window) else None
+        if need is None or off + need > len(window):
+            want = max(_CHUNK, need or 0)
+            window, wstart, off = (
+                os.pread(segment.fd, min(want, size - position), position),
+                position,
+                0,
+            )
+        try:
+            header = batch.validate(window, off)
+        except BrokerError:
+            return position
+        if header.base_offset < expected or header.record_count <= 0:
+            return position
+        segment._index_batch(
+            header.base_offset, header.last_offset, position, header.size, header.max_timestamp
+        )
+        expected = header.last_offset + 1
+        position += header.size
+    return position

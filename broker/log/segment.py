@@ -1,0 +1,256 @@
+"""Segment: one ``.log`` file of record batches plus its offset and time indexes.
+
+The ``.log`` file is nothing but v2 record batches back to back, exactly as produced except for
+the rewritten base offset and leader epoch (``batch.py``), so every byte range from a batch
+start to a batch end is a valid Fetch response body.
+
+Invariants (established by ``append`` and re-established by ``recovery`` after a crash):
+
+- ``size`` is always a batch boundary: bytes past it are not part of the log. ``append`` writes
+  the data, then the in-memory indexes, then publishes the new ``size``; a reader that took the
+  old ``size`` never sees a half-written batch or an index entry past its snapshot.
+- base offsets ascend; gaps are allowed (compaction). ``next_offset`` = last batch's last
+  offset + 1 (``base_offset`` when empty).
+
+Files are read with ``os.pread`` on one fd shared by all threads (pread has no file cursor).
+The fd is closed when the Segment is closed *or garbage-collected*: a reader still holding a
+Segment that retention or the cleaner has just replaced keeps a valid fd (the unlinked inode
+lives on) instead of reading through a recycled descriptor.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import struct
+import weakref
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from broker.log import files
+from broker.log.batch import HEADER_SIZE, LOG_OVERHEAD
+from broker.log.offset_index import OffsetIndex
+from broker.log.time_index import TimeIndex
+
+log = logging.getLogger(__name__)
+
+_OFFSET_LENGTH = struct.Struct(">qi")  # baseOffset, batchLength
+_LAST_DELTA = struct.Struct(">i")  # lastOffsetDelta at byte 23
+_MAX_TS = struct.Struct(">q")  # maxTimestamp at byte 35
+_SCAN_CHUNK = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class BatchPosition:
+    """Where one batch lies and what the indexes need to know about it."""
+
+    base_offset: int
+    last_offset: int
+    position: int
+    size: int
+    max_timestamp: int
+
+
+class Segment:
+    """A ``.log`` file and its indexes. Mutations happen under the PartitionLog lock."""
+
+    def __init__(self, directory: Path, base_offset: int, index_interval: int, index_max: int):
+        self.directory = directory
+        self.base_offset = base_offset
+        self.index_interval = index_interval
+        self.path = files.log_file(directory, base_offset)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        self._closer = weakref.finalize(self, os.close, self.fd)
+        stat = os.fstat(self.fd)
+        self.size = stat.st_size
+        self.created_ms = stat.st_mtime_ns // 1_000_000  # segment.ms fallback without timestamps
+        self.offset_index = OffsetIndex(
+            files.index_file(directory, base_offset), index_max, base_offset
+        )
+        self.time_index = TimeIndex(
+            files.time_index_file(directory, base_offset), index_max, base_offset
+        )
+        self.next_offset = base_offset
+        self.max_timestamp = -1
+        self.offset_of_max_timestamp = base_offset
+        self.first_timestamp: int | None = None  # max timestamp of the first batch: segment.ms
+        self.bytes_since_index = 0
+
+    def load_indexes(self) -> None:
+        """Replaces the empty in-memory indexes with the files' contents.
+
+        Raises ``_index.IndexCorruptError`` for a malformed file; recovery then rebuilds.
+        """
+        max_bytes = self.offset_index.max_bytes
+        self.offset_index = OffsetIndex.load(self.offset_index.path, max_bytes, self.base_offset)
+        self.time_index = TimeIndex.load(self.time_index.path, max_bytes, self.base_offset)
+
+    # ---------------------------------------------------------------- writing
+
+    def append(self, data: bytes | bytearray, batches: list[BatchPosition]) -> None:
+        """Writes whole batches with one ``os.write`` (O_APPEND) and indexes them.
+
+        ``batches[i].position`` is relative to ``data``. On any OSError the file is cut back
+        to its previous size so no partial batch stays behind, and the error propagates.
+        """
+        start = self.size
+        try:
+            written = os.write(self.fd, data)
+            while written < len(data):  # short writes only happen near ENOSPC or on signals
+                written += os.write(self.fd, memoryview(data)[written:])
+        except OSError:
+            self._cut_back(start)
+            raise
+        for b in batches:
+            self._index_batch(
+                b.base_offset, b.last_offset, start + b.position, b.size, b.max_timestamp
+            )
+        self.size = start + len(data)
+
+    def _cut_back(self, size: int) -> None:
+        try:
+            os.ftruncate(self.fd, size)
+        except OSError as exc:  # pragma: no cover - the disk is failing; recovery cleans up
+            log.error(
+                "could not truncate %s back to %d after a failed write: %s", self.path, size, exc
+            )
+
+    def _index_batch(self, base: int, last: int, position: int, size: int, max_ts: int) -> None:
+        if self.first_timestamp is None:
+            self.first_timestamp = max_ts
+        if max_ts > self.max_timestamp:
+            self.max_timestamp, self.offset_of_max_timestamp = max_ts, base
+        if self.bytes_since_index >= self.index_interval:
+            self.offset_index.append(base, position)
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+            self.bytes_since_index = 0
+        self.bytes_since_index += size
+        self.next_offset = last + 1
+
+    def on_roll(self) -> None:
+        """Seals the segment: final time-index entry, buffered index entries to the OS."""
+        if self.max_timestamp >= 0:
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+        self.offset_index.write_pending()
+        self.time_index.write_pending()
+
+    def flush(self) -> None:
+        """fsyncs the log and both indexes: everything appended so far survives a power cut."""
+        os.fsync(self.fd)
+        self.offset_index.sync()
+        self.time_index.sync()
+
+    def truncate_to(self, offset: int) -> None:
+        """Removes every batch whose last offset is >= ``offset``."""
+        position = self.find_position(offset)
+        if position >= self.size:
+            return
+        os.ftruncate(self.fd, position)
+        self.size = position
+        self.offset_index.truncate_to_position(position)
+        self.time_index.truncate_to_offset(offset)
+        self.reload_tail()
+
+    def reload_tail(self) -> None:
+        """Recomputes next offset, max timestamp and index spacing from the index tail.
+
+        Scans headers (no CRC) from the last offset-index entry to ``size``; together with the
+        last time-index entry this gives exact values (see ``time_index``).
+        """
+        self.next_offset, self.max_timestamp = self.base_offset, -1
+        self.offset_of_max_timestamp = self.base_offset
+        last = self.time_index.max_entry()
+        if last is not None:
+            self.max_timestamp, self.offset_of_max_timestamp = last
+        _, start = self.offset_index.lookup(2**63 - 1)
+        for b in self.scan(start):
+            if b.max_timestamp > self.max_timestamp:
+                self.max_timestamp, self.offset_of_max_timestamp = b.max_timestamp, b.base_offset
+            self.next_offset = b.last_offset + 1
+        self.bytes_since_index = self.size - start
+        self.first_timestamp = None
+        if self.size >= HEADER_SIZE:
+            self.first_timestamp = _MAX_TS.unpack(os.pread(self.fd, 8, 35))[0]
+
+    # ---------------------------------------------------------------- reading
+
+    def scan(self, position: int = 0, end: int | None = None) -> Iterator[BatchPosition]:
+        """Walks batch headers from ``position`` (a batch start) to ``end`` (default ``size``).
+
+        Reads ``_SCAN_CHUNK`` windows, not one pread per header. Stops silently at a header
+        that is cut short or runs past ``end``; CRCs are not checked here (see recovery).
+        """
+        end = self.size if end is None else end
+        window, wstart = b"", position
+        while position + HEADER_SIZE <= end:
+            off = position - wstart
+            if off + HEADER_SIZE > len(window):
+                window, wstart, off = (
+                    os.pread(self.fd, min(_SCAN_CHUNK, end - position), position),
+                    position,
+                    0,
+                )
+                if len(window) < HEADER_SIZE:
+                    return
+            base, length = _OFFSET_LENGTH.unpack_from(window, off)
+            size = length + LOG_OVERHEAD
+            if size < HEADER_SIZE or position + size > end:
+                return
+            last = base + _LAST_DELTA.unpack_from(window, off + 23)[0]
+            max_ts = _MAX_TS.unpack_from(window, off + 35)[0]
+            yield BatchPosition(base, last, position, size, max_ts)
+            position += size
+
+    def find_position(self, offset: int) -> int:
+        """Position of the first batch whose last offset >= ``offset``; ``size`` if none."""
+        _, start = self.offset_index.lookup(offset)
+        for b in self.scan(start):
+            if b.last_offset >= offset:
+                return b.position
+        return self.size
+
+    def boundary_at_or_before(self, limit: int, start: int, size: int) -> int:
+        """The last batch end <= ``limit``, scanning from the nearest index entry >= ``start``.
+
+        ``size`` is the caller's snapshot of ``self.size`` (a batch boundary).
+        """
+        if limit >= size:
+            return size
+        pos = max(start, self.offset_index.position_floor(limit))
+        end = pos
+        for b in self.scan(pos, limit):
+            end = b.position + b.size
+        return end
+
+    def batch_size_at(self, position: int) -> int:
+        """Total size of the batch at ``position`` (0 if none there)."""
+        head = os.pread(self.fd, LOG_OVERHEAD, position)
+        if len(head) < LOG_OVERHEAD:
+            return 0
+        return int(_OFFSET_LENGTH.unpack(head)[1]) + LOG_OVERHEAD
+
+    def read(self, position: int, end: int) -> bytes:
+        """The bytes ``[position, end)``; a concurrent truncation may return fewer."""
+        return os.pread(self.fd, end - position, position)
+
+    # ---------------------------------------------------------------- lifecycle
+
+    def close(self) -> None:
+        self.offset_index.close()
+        self.time_index.close()
+        self._closer()
+
+    def delete(self) -> None:
+        """Unlinks all three files; the fd stays valid for readers until the object dies."""
+        self.offset_index.delete()
+        self.time_index.delete()
+        self.path.unlink(missing_ok=True)
+
+    def __repr__(self) -> str:
+        return f"Segment({self.path.name}, size={self.size}, next_offset={self.next_offset})"
+
+
+def is_disk_full(exc: OSError) -> bool:
+    return exc.errno in (errno.ENOSPC, errno.EDQUOT)

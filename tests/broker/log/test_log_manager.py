@@ -1,0 +1,102 @@
+from pathlib import Path
+
+import pytest
+
+from broker.errors import (
+    InvalidConfigError,
+    InvalidPartitionsError,
+    InvalidTopicError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+)
+from broker.log.log_manager import LogManager
+
+from .helpers import make_batch
+
+
+def manager(path: Path) -> LogManager:
+    m = LogManager(path)
+    m.load()
+    return m
+
+
+def test_create_append_reopen(tmp_path: Path) -> None:
+    m = manager(tmp_path)
+    info = m.create_topic("orders", 3, {"retention.ms": "1000"})
+    assert info.partitions == 3 and info.configs == {"retention.ms": "1000"}
+    m.log("orders", 1).append(make_batch([b"a", b"b"]))
+    m.close()
+    m = manager(tmp_path)
+    assert m.topic("orders") == info
+    assert m.log("orders", 1).log_end_offset == 2
+    assert m.effective_config("orders").retention_ms == 1000
+    assert (tmp_path / "orders-2").is_dir()
+    m.close()
+
+
+def test_validate_only_creates_nothing(tmp_path: Path) -> None:
+    m = manager(tmp_path)
+    m.create_topic("t", 2, validate_only=True)
+    assert m.topics() == {}
+    assert not (tmp_path / "t-0").exists()
+
+
+def test_errors(tmp_path: Path) -> None:
+    m = manager(tmp_path)
+    m.create_topic("t", 1)
+    with pytest.raises(TopicAlreadyExistsError):
+        m.create_topic("t", 1)
+    with pytest.raises(InvalidTopicError):
+        m.create_topic("bad/name", 1)
+    with pytest.raises(InvalidPartitionsError):
+        m.create_topic("u", 0)
+    with pytest.raises(InvalidConfigError, match=r"segment\.bytes"):
+        m.create_topic("u", 1, {"segment.bytes": "nope"})
+    with pytest.raises(UnknownTopicOrPartitionError):
+        m.log("t", 1)
+    with pytest.raises(UnknownTopicOrPartitionError):
+        m.topic("nope")
+    with pytest.raises(InvalidPartitionsError):
+        m.create_partitions("t", 1)
+
+
+def test_delete_topic_and_recreate(tmp_path: Path) -> None:
+    m = manager(tmp_path)
+    m.create_topic("t", 2)
+    m.log("t", 0).append(make_batch([b"a"]))
+    m.delete_topic("t")
+    assert m.topics() == {}
+    assert not any(p.is_dir() for p in tmp_path.iterdir())
+    m.create_topic("t", 1)
+    assert m.log("t", 0).log_end_offset == 0
+    m.close()
+    assert list(manager(tmp_path).topics()) == ["t"]
+
+
+def test_create_partitions_and_alter_configs_persist(tmp_path: Path) -> None:
+    m = manager(tmp_path)
+    m.create_topic("t", 1, {"cleanup.policy": "compact"})
+    assert m.create_partitions("t", 4).partitions == 4
+    m.alter_configs("t", {"segment.bytes": "4096"})
+    m.alter_configs("t", {}, ["cleanup.policy"])
+    assert m.log("t", 3).config.segment_bytes == 4096
+    assert m.log("t", 0).config.cleanup_policy == "delete"
+    with pytest.raises(InvalidConfigError, match=r"flush\.ms"):
+        m.alter_configs("t", {"flush.ms": "-5"})
+    m.close()
+    m = manager(tmp_path)
+    assert m.topic("t").configs == {"segment.bytes": "4096"}
+    assert m.topic("t").partitions == 4
+    assert m.alter_configs("t", {"retention.ms": "5"}, replace=True).configs == {
+        "retention.ms": "5"
+    }
+    m.close()
+
+
+def test_background_threads_start_and_stop(tmp_path: Path) -> None:
+    m = LogManager(tmp_path, flush_check_interval_ms=1)
+    m.load()
+    m.create_topic("t", 1, {"flush.ms": "0"})
+    m.start()
+    m.log("t", 0).append(make_batch([b"a"]))
+    m.close()
