@@ -21,6 +21,7 @@ from rich.console import Console
 DEFAULT_BOOTSTRAP = os.environ.get("SLUICE_BOOTSTRAP", "localhost:9092")
 BOOTSTRAP_HELP = "Kafka-compatible bootstrap servers (host:port[,host:port]); env SLUICE_BOOTSTRAP."
 TIMEOUT_S = 15.0
+PROBE_TIMEOUT_S = 5.0  # how long to look for a broker before telling the user
 
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
@@ -42,7 +43,7 @@ def client_config(bootstrap: str, **extra: Any) -> dict[str, Any]:
 def admin(bootstrap: str) -> AdminClient:
     client = AdminClient(client_config(bootstrap))
     try:
-        client.list_topics(timeout=TIMEOUT_S)
+        client.list_topics(timeout=PROBE_TIMEOUT_S)
     except KafkaException as exc:
         fail(
             f"cannot reach a broker at {bootstrap}: {exc.args[0].str()}",

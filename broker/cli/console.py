@@ -18,6 +18,7 @@ from confluent_kafka import (
     OFFSET_BEGINNING,
     OFFSET_END,
     Consumer,
+    KafkaException,
     Message,
     Producer,
     TopicPartition,
@@ -26,6 +27,7 @@ from confluent_kafka import (
 from broker.cli._kafka import (
     BOOTSTRAP_HELP,
     DEFAULT_BOOTSTRAP,
+    PROBE_TIMEOUT_S,
     client_config,
     err,
     fail,
@@ -163,7 +165,14 @@ def consume(
     consumer = Consumer(config)
     printed = 0
     with kafka_errors(f"consume {topic}"):
-        metadata = consumer.list_topics(topic, timeout=15).topics.get(topic)
+        try:
+            metadata = consumer.list_topics(topic, timeout=PROBE_TIMEOUT_S).topics.get(topic)
+        except KafkaException as exc:
+            consumer.close()
+            fail(
+                f"cannot reach a broker at {bootstrap}: {exc.args[0].str()}",
+                "start one with `sluice broker` or pass --bootstrap HOST:PORT",
+            )
         if metadata is None or metadata.error is not None:
             fail(f"topic {topic} not found", "list topics with `sluice topics list`")
         partitions = [partition] if partition is not None else sorted(metadata.partitions)
