@@ -27,7 +27,7 @@ from broker.coordinator.group import Group, GroupState, JoinResult, SyncResult
 from broker.coordinator.group_manager import GroupConfig, GroupManager, JoinRequest
 from broker.coordinator.group_store import GroupStore
 from broker.coordinator.offset_manager import OffsetManager, TopicPartition
-from broker.coordinator.offsets_topic import OffsetsTopic
+from broker.coordinator.offsets_topic import TOPIC, OffsetsTopic
 from broker.coordinator.records import GroupKey, OffsetValue
 from broker.errors import BrokerError
 
@@ -120,7 +120,12 @@ class GroupCoordinator:
                 )
         for group_id in self.offsets.groups():
             self.groups.get_or_create(group_id)
-        log.info("loaded %d groups from %s", len(self.groups.groups), self.topic.partitions)
+        log.info(
+            "loaded %d groups from %d partitions of %s",
+            len(self.groups.groups),
+            self.topic.partitions,
+            TOPIC,
+        )
 
     async def stop(self) -> None:
         """Stops the expiry task and answers parked requests with NOT_COORDINATOR."""

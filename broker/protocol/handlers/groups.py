@@ -73,12 +73,26 @@ async def find_coordinator(ctx: RequestContext, request: Any) -> Any:
             cls,
             throttle_time=NO_THROTTLE,
             coordinators=tuple(
-                build(entry, key=key, node_id=node, host=host, port=port, error_code=error)
+                build(
+                    entry,
+                    key=key,
+                    node_id=node,
+                    host=host,
+                    port=port,
+                    error_code=error,
+                    error_message=None,
+                )
                 for key in request.coordinator_keys
             ),
         )
     return build(
-        cls, throttle_time=NO_THROTTLE, error_code=error, node_id=node, host=host, port=port
+        cls,
+        throttle_time=NO_THROTTLE,
+        error_code=error,
+        error_message=None,
+        node_id=node,
+        host=host,
+        port=port,
     )
 
 
