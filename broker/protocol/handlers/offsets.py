@@ -4,9 +4,9 @@ Special timestamps: -2 earliest (log start), -1 latest (high watermark; with no 
 last stable offset is the same), -3 the record with the largest timestamp (v7+), -4/-5
 earliest local/tiered (v8+/v11+; one tier here, so = earliest).
 
-By timestamp: the storage's time index finds the first *batch* whose max timestamp is >= t;
-Kafka answers with the first *record* whose timestamp is >= t, so that one batch is decoded to
-find the exact record. That is the only decode on this path and happens once per lookup.
+By timestamp: the first *record* whose timestamp is >= t, as Kafka answers (the log finds the
+batch with its time index and decodes that one batch). Nothing at or past the high watermark
+is ever returned.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from broker.errors import BrokerError, UnknownTopicOrPartitionError
-from broker.log.records import decode_batches
 from broker.protocol._entities import NO_THROTTLE, build, nested
 from broker.protocol.registry import RequestContext, handles, response_class
 
@@ -77,21 +76,4 @@ def _lookup(ctx: RequestContext, topic: str, partition: int, timestamp: int) -> 
     found = plog.offset_for_timestamp(timestamp)
     if found is None or found[0] >= hw:
         return -1, -1
-    return _exact(plog, found[0], timestamp, hw)
-
-
-def _exact(plog: Any, batch_offset: int, timestamp: int, hw: int) -> tuple[int, int]:
-    """The first record at or after ``batch_offset`` with a timestamp >= ``timestamp``."""
-    offset = batch_offset
-    while offset < hw:
-        read = plog.read(offset, 1, upper_bound=hw, min_one=True)
-        if not read.size:
-            break
-        last = offset
-        for batch in decode_batches(b"".join(bytes(c) for c in read.chunks)):
-            for record in batch.records:
-                if record.offset >= offset and record.timestamp >= timestamp:
-                    return record.offset, record.timestamp
-            last = batch.last_offset
-        offset = last + 1
-    return -1, -1
+    return found

@@ -41,7 +41,7 @@ from broker.protocol.registry import RequestContext, handles, response_class
 log = logging.getLogger(__name__)
 
 _VALID_ACKS = (-1, 0, 1)
-_unflushed: dict[tuple[str, int], int] = {}
+NEVER_FLUSH = 2**63 - 1  # flush.messages default: no fsync on the produce path
 
 
 @handles(0, 3, 13)
@@ -82,9 +82,14 @@ async def _append(
         if pdata.records is None:
             raise InvalidRecordError("produce request without records")
         plog = logs.log(topic, partition)
+        # With a flush.messages policy the high watermark must wait for the fsync, so take
+        # over moving it; otherwise the log moves it itself as part of the append.
+        flushing = plog.config.flush_messages < NEVER_FLUSH
+        plog.hw_follows_leo = not flushing
         info = plog.append(pdata.records, now_ms=now_ms)
         if not info.duplicate:
-            await _maybe_flush(plog, topic, partition)
+            if flushing and plog.flush_due:
+                await asyncio.get_running_loop().run_in_executor(None, plog.flush)
             plog.set_high_watermark(plog.log_end_offset)
             ctx.broker.notifier.notify(topic, partition)
     except BrokerError as exc:
@@ -119,19 +124,6 @@ async def _append(
         record_errors=(),
         error_message=None,
     )
-
-
-async def _maybe_flush(plog: Any, topic: str, partition: int) -> None:
-    """fsyncs (off the event loop) when ``flush.messages`` appends have accumulated."""
-    every = plog.config.flush_messages
-    if every >= 2**62:  # the default: never flush on message count
-        return
-    key = (topic, partition)
-    count = _unflushed.get(key, 0) + 1
-    if count >= every:
-        await asyncio.get_running_loop().run_in_executor(None, plog.flush)
-        count = 0
-    _unflushed[key] = count
 
 
 def _error(part_cls: Any, partition: int, code: ErrorCode, message: str | None) -> Any:
