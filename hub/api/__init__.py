@@ -1,0 +1,92 @@
+"""The stable contract every Sluice plugin codes against.
+
+Connector packages import only from ``hub.api``; it imports nothing from the runtime, the REST
+API or the broker (a test enforces this), so a plugin keeps working as the runtime changes.
+
+A minimal source connector::
+
+    from hub.api import ConfigModel, SourceConnector, SourceRecord, SourceTask
+
+    class CounterConfig(ConfigModel):
+        topic: str
+
+    class CounterTask(SourceTask):
+        def start(self, config):
+            self.topic = config["topic"]
+            last = self.context.offset_reader.offset({"counter": "main"})
+            self.n = last["n"] if last else 0
+
+        def poll(self):
+            self.n += 1
+            return [SourceRecord(topic=self.topic, value=self.n,
+                                 source_partition={"counter": "main"},
+                                 source_offset={"n": self.n})]
+
+        def stop(self):
+            pass
+
+    class CounterConnector(SourceConnector):
+        name = "counter"
+        config_model = CounterConfig
+
+        def start(self, config):
+            self.config = config
+
+        @classmethod
+        def task_class(cls):
+            return CounterTask
+
+        def task_configs(self, max_tasks):
+            return [{"topic": self.config.topic}]
+
+Register it with the ``sluice_connectors`` hook (see docs/plugins.md).
+"""
+
+from hub.api.config import ConfigModel, validate_config
+from hub.api.connector import Connector, ConnectorContext
+from hub.api.converter import Converter, HeaderConverter, SchemaAndValue
+from hub.api.errors import ConfigError, ConnectError, DataError, RetriableError
+from hub.api.record import (
+    ConnectRecord,
+    Header,
+    SinkRecord,
+    SourceRecord,
+    TimestampType,
+    TopicPartition,
+)
+from hub.api.schema import Field, Schema, Type
+from hub.api.sink import SinkConnector, SinkTask, SinkTaskContext
+from hub.api.source import OffsetReader, SourceConnector, SourceTask, SourceTaskContext
+from hub.api.transform import Predicate, Transformation
+
+__all__ = [
+    "ConfigError",
+    "ConfigModel",
+    "ConnectError",
+    "ConnectRecord",
+    "Connector",
+    "ConnectorContext",
+    "Converter",
+    "DataError",
+    "Field",
+    "Header",
+    "HeaderConverter",
+    "OffsetReader",
+    "Predicate",
+    "RetriableError",
+    "Schema",
+    "SchemaAndValue",
+    "SinkConnector",
+    "SinkRecord",
+    "SinkTask",
+    "SinkTaskContext",
+    "SourceConnector",
+    "SourceRecord",
+    "SourceTask",
+    "SourceTaskContext",
+    "TimestampType",
+    "TopicPartition",
+    "Transformation",
+    "Type",
+    "validate_config",
+]
