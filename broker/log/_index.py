@@ -107,12 +107,11 @@ class SparseIndex:
         self._pending.clear()
         os.write(self._fd, data)
 
-    def sync(self) -> None:
-        """Writes buffered entries and fsyncs the file."""
-        self.write_pending()
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        os.fsync(self._fd)
+    def fsync(self) -> None:
+        """fsyncs what ``write_pending`` handed over; may run outside the log lock."""
+        fd = self._fd
+        if fd is not None:
+            os.fsync(fd)
 
     def truncate_entries(self, count: int) -> None:
         """Keeps the first ``count`` entries, in memory and on disk."""

@@ -1,18 +1,211 @@
-"""LogCleaner: log compaction (placeholder until the full cleaner lands)."""
+"""LogCleaner: log compaction for ``cleanup.policy=compact`` (and ``compact,delete``).
+
+One pass over a partition:
+
+1. The *cleanable range* is the closed segments (never the active one), oldest first, up to
+   the first whose newest timestamp is within ``min.compaction.lag.ms`` of now.
+2. A pass runs only if it is worth it: the bytes written since the last pass (tracked by a
+   checkpoint offset in ``cleaner-checkpoint.json``) are at least
+   ``min.cleanable.dirty.ratio`` of the range, or a tombstone kept by an earlier pass has
+   now expired, or the caller forces it.
+3. Map every key in the range to its newest offset (decoding batches through
+   ``records.decode_batches``, so gzip/snappy/lz4/zstd all work).
+4. Rewrite each segment in which something is dropped: a record survives if it is its key's
+   newest in the range; records without a key are dropped (Kafka rejects them for compacted
+   topics, we cannot check on the undecoded hot path); a surviving tombstone (null value) is
+   dropped once ``now - its timestamp > delete.retention.ms``. Batches that keep every record
+   are copied byte for byte; others are re-encoded with their original codec, base offset,
+   producer fields, leader epoch and timestamp type, so every surviving record keeps its
+   offset. Control batches are copied unchanged.
+
+Tombstone expiry is measured from the tombstone's own timestamp, not from when a cleaner
+first saw it (Kafka's delete horizon): consumers get ``delete.retention.ms`` after the delete
+was produced to read it.
+
+Concurrency: steps 3-4 read segments with ``pread`` and write the new segment into a build
+directory without any lock; appends and reads continue. Only ``PartitionLog.swap_segment``
+takes the log lock, for a few renames, and it refuses if the segment changed meanwhile.
+"""
 
 from __future__ import annotations
 
+import json
+import logging
+import os
+import shutil
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from crc32c import crc32c
+
+from broker.log import batch, files
 from broker.log.partition_log import Clock, wall_clock_ms
+from broker.log.records import DecodedBatch, build_batch, decode_batches
+from broker.log.segment import BatchPosition, Segment
 
 if TYPE_CHECKING:
     from broker.log.partition_log import PartitionLog
 
+log = logging.getLogger(__name__)
+
+_NEVER = 2**63 - 1
+
 
 class LogCleaner:
+    """Stateless between passes except for each partition's checkpoint file."""
+
     def __init__(self, clock: Clock = wall_clock_ms) -> None:
         self.clock = clock
 
-    def clean(self, plog: PartitionLog, now_ms: int | None = None) -> int:
-        return 0
+    def clean(self, plog: PartitionLog, now_ms: int | None = None, *, force: bool = False) -> int:
+        """One compaction pass; returns the number of segments rewritten."""
+        now = self.clock() if now_ms is None else now_ms
+        cfg = plog.config
+        closed = list(plog.segments()[:-1])
+        cutoff = now - cfg.min_compaction_lag_ms
+        cleanable = []
+        for segment in closed:
+            if segment.max_timestamp > cutoff:
+                break
+            cleanable.append((segment, segment.size))
+        if not cleanable:
+            return 0
+        checkpoint, deadline = _read_checkpoint(plog.directory)
+        total = sum(size for _, size in cleanable)
+        dirty = sum(size for s, size in cleanable if s.next_offset > checkpoint)
+        due = dirty > 0 and dirty >= cfg.min_cleanable_dirty_ratio * total
+        if not (force or due or now >= deadline):
+            return 0
+        latest = self._latest_offsets(cleanable)
+        rewritten, next_deadline = 0, _NEVER
+        for segment, size in cleanable:
+            build_dir, deadline_here = self._rebuild(plog, segment, size, latest, now)
+            next_deadline = min(next_deadline, deadline_here)
+            if build_dir is None:
+                continue
+            if plog.swap_segment(segment, build_dir, size):
+                rewritten += 1
+            shutil.rmtree(build_dir, ignore_errors=True)
+        end = cleanable[-1][0].next_offset
+        _write_checkpoint(plog.directory, end, next_deadline)
+        log.info("%s cleaned up to offset %d: %d segment(s) rewritten", plog.ident, end, rewritten)
+        return rewritten
+
+    # ------------------------------------------------------------ passes over the data
+
+    @staticmethod
+    def _batches(segment: Segment, size: int) -> list[tuple[BatchPosition, bytes]]:
+        return [(b, segment.read(b.position, b.position + b.size)) for b in segment.scan(0, size)]
+
+    def _latest_offsets(self, cleanable: list[tuple[Segment, int]]) -> dict[bytes, int]:
+        latest: dict[bytes, int] = {}
+        for segment, size in cleanable:
+            for _, raw in self._batches(segment, size):
+                for decoded in decode_batches(raw):
+                    if decoded.is_control:
+                        continue
+                    for record in decoded.records:
+                        if record.key is not None:
+                            latest[record.key] = record.offset
+        return latest
+
+    def _survivors(
+        self, decoded: DecodedBatch, latest: dict[bytes, int], now: int, retention: int
+    ) -> tuple[list, int]:
+        """(records to keep, earliest future tombstone expiry among them)."""
+        keep, deadline = [], _NEVER
+        for record in decoded.records:
+            if record.key is None or latest.get(record.key) != record.offset:
+                continue
+            if record.value is None:
+                expires = record.timestamp + retention
+                if now > expires:
+                    continue
+                deadline = min(deadline, expires + 1)
+            keep.append(record)
+        return keep, deadline
+
+    def _rebuild(
+        self, plog: PartitionLog, segment: Segment, size: int, latest: dict[bytes, int], now: int
+    ) -> tuple[Path | None, int]:
+        """Writes the compacted segment into a build directory (None if nothing would change);
+        also returns the earliest expiry of a tombstone it keeps."""
+        out: list[tuple[bytes, int, int, int]] = []  # (bytes, base, last, max_ts)
+        changed, deadline = False, _NEVER
+        for b, raw in self._batches(segment, size):
+            decoded = next(decode_batches(raw))
+            if decoded.is_control:
+                out.append((raw, b.base_offset, b.last_offset, b.max_timestamp))
+                continue
+            keep, dl = self._survivors(decoded, latest, now, plog.config.delete_retention_ms)
+            deadline = min(deadline, dl)
+            if len(keep) == len(decoded.records):
+                out.append((raw, b.base_offset, b.last_offset, b.max_timestamp))
+                continue
+            changed = True
+            if keep:
+                rebuilt = _encode(decoded, keep, raw)
+                header = batch.read_header(rebuilt)
+                out.append((rebuilt, header.base_offset, header.last_offset, header.max_timestamp))
+        if not changed:
+            return None, deadline
+        build_dir = plog.directory / files.CLEANER_BUILD_DIR
+        shutil.rmtree(build_dir, ignore_errors=True)
+        build_dir.mkdir()
+        cfg = plog.config
+        new = Segment(
+            build_dir, segment.base_offset, cfg.index_interval_bytes, cfg.segment_index_bytes
+        )
+        try:
+            pending, positions = bytearray(), []
+            for data, base, last, max_ts in out:
+                positions.append(BatchPosition(base, last, len(pending), len(data), max_ts))
+                pending += data
+                if len(pending) >= 1 << 20:
+                    new.append(pending, positions)
+                    pending, positions = bytearray(), []
+            if pending:
+                new.append(pending, positions)
+            new.on_roll()
+            new.fsync()
+        finally:
+            new.close()
+        return build_dir, deadline
+
+
+def _encode(decoded: DecodedBatch, keep: list, raw: bytes) -> bytes:
+    """Re-encodes surviving records like the original batch (codec, producer, epoch, type)."""
+    data = bytearray(
+        build_batch(
+            keep,
+            base_offset=decoded.base_offset,
+            compression=decoded.compression,
+            producer_id=decoded.producer_id,
+            producer_epoch=decoded.producer_epoch,
+            base_sequence=decoded.base_sequence,
+            is_transactional=decoded.is_transactional,
+        )
+    )
+    batch.set_leader_epoch(data, 0, batch.read_header(raw).leader_epoch)
+    if decoded.timestamp_type == 1:  # LogAppendTime: keep the flag and the broker's timestamp
+        attrs = int.from_bytes(data[21:23], "big") | batch.ATTR_TIMESTAMP_TYPE
+        data[21:23] = attrs.to_bytes(2, "big")
+        data[35:43] = decoded.max_timestamp.to_bytes(8, "big", signed=True)
+        data[17:21] = crc32c(memoryview(data)[21:]).to_bytes(4, "big")
+    return bytes(data)
+
+
+def _read_checkpoint(directory: Path) -> tuple[int, int]:
+    """(offset cleaned up to, earliest expiry of a kept tombstone)."""
+    try:
+        doc = json.loads((directory / files.CLEANER_CHECKPOINT_FILE).read_text())
+        return int(doc["offset"]), int(doc["tombstone_deadline"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0, _NEVER
+
+
+def _write_checkpoint(directory: Path, offset: int, deadline: int) -> None:
+    path = directory / files.CLEANER_CHECKPOINT_FILE
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps({"offset": offset, "tombstone_deadline": deadline}))
+    os.replace(tmp, path)

@@ -9,6 +9,8 @@ Layout of a data directory::
         00000000000000000000.timeindex          sparse max timestamp -> offset
         log-start-offset                        persisted log start (DeleteRecords, retention)
         producer-state.json                     idempotent producer snapshot (see producer_state)
+        cleaner-checkpoint.json                 offset compacted up to (see cleaner)
+        cleaning/                               a compacted segment being built; deleted on open
         *.cleaned / *.swap                      cleaner output mid-swap (see recovery)
 
 Segment names are the base offset zero-padded to 20 digits, as in Kafka, so a plain ``ls``
@@ -28,6 +30,8 @@ SWAP_SUFFIX = ".swap"  # complete cleaner output about to replace a segment; fin
 TOPICS_FILE = "topics.json"
 LOG_START_FILE = "log-start-offset"
 PRODUCER_STATE_FILE = "producer-state.json"
+CLEANER_CHECKPOINT_FILE = "cleaner-checkpoint.json"
+CLEANER_BUILD_DIR = "cleaning"  # the cleaner writes new segments here before swapping them in
 
 
 def filename_prefix(base_offset: int) -> str:

@@ -236,8 +236,6 @@ class PartitionLog(RetentionMixin):
             if self.hw_follows_leo:
                 self._hw = segment.next_offset
             self._unflushed_messages += sum(h.record_count for h in headers)
-            if self._unflushed_messages >= self.config.flush_messages:
-                self._flush_locked()
             log_append_time = now if self.config.log_append_time else -1
             return AppendInfo(
                 positions[0].base_offset,
@@ -405,24 +403,42 @@ class PartitionLog(RetentionMixin):
     # ------------------------------------------------------------ durability, lifecycle
 
     def flush(self) -> None:
-        """fsyncs every segment written since the last flush (blocks; use an executor)."""
-        with self._lock:
-            self._flush_locked()
+        """fsyncs every segment written since the last flush (blocks: call from an executor).
 
-    def _flush_locked(self) -> None:
-        dirty, self._dirty = self._dirty, []
+        Only the hand-over of buffered index entries takes the lock; the fsyncs themselves
+        run without it, so appends from other producers continue meanwhile. What was appended
+        before this call is durable when it returns.
+        """
+        with self._lock:
+            dirty, self._dirty = self._dirty, []
+            unflushed, self._unflushed_messages = self._unflushed_messages, 0
+            for segment in dirty:
+                segment.write_index_pending()
         try:
             for segment in dirty:
-                segment.flush()
+                segment.fsync()
         except OSError as exc:
-            self._dirty = dirty + self._dirty
+            if self._closed:  # close() raced us and already flushed and closed the files
+                return
+            with self._lock:
+                self._dirty = [*dirty, *(s for s in self._dirty if s not in dirty)]
+                self._unflushed_messages += unflushed
             raise self._storage_error(exc, "flush") from exc
-        self._unflushed_messages = 0
         self._last_flush_ms = self.clock()
 
+    @property
+    def flush_due(self) -> bool:
+        """True once ``flush.messages`` records are unflushed.
+
+        ``append`` never fsyncs (the asyncio server calls it inline); the produce path checks
+        this and awaits ``flush()`` in an executor before acknowledging, so with
+        ``flush.messages=1`` every acknowledged batch is on disk.
+        """
+        return self._unflushed_messages >= self.config.flush_messages
+
     def maybe_flush(self, now_ms: int) -> bool:
-        """Background ``flush.ms`` policy: flushes if unflushed data is old enough."""
-        if self._dirty and now_ms - self._last_flush_ms >= self.config.flush_ms:
+        """Background policy: flushes if ``flush.ms`` elapsed or ``flush.messages`` is due."""
+        if self._dirty and (self.flush_due or now_ms - self._last_flush_ms >= self.config.flush_ms):
             self.flush()
             return True
         return False
@@ -438,7 +454,7 @@ class PartitionLog(RetentionMixin):
         with self._lock:
             if self._closed:
                 return
-            self._flush_locked()
+            self.flush()
             try:
                 self._producers.save(self.log_end_offset)
             except OSError as exc:

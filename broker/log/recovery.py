@@ -11,7 +11,8 @@ What a crash can leave behind, and what happens to it here:
 - A missing, malformed or stale index (the index is written lazily, see ``_index``): entries
   past the end of the log are dropped, an index whose last entry does not name the batch at
   its position is rebuilt from a scan of the ``.log``, and the file is rewritten.
-- Cleaner leftovers: ``*.cleaned`` files are incomplete and deleted; a ``<base>.log.swap`` is a
+- Cleaner leftovers: the ``cleaning/`` build directory and ``*.cleaned`` files are
+  incomplete and deleted; a ``<base>.log.swap`` is a
   complete compacted segment and replaces ``<base>.log`` (its indexes are rebuilt). Index or
   temp files without a ``.log`` are deleted.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import struct
 from pathlib import Path
 
@@ -36,6 +38,9 @@ _CHUNK = 1 << 20
 
 def recover_directory(directory: Path, ident: str) -> None:
     """Finishes or discards interrupted cleaner swaps and removes stray files."""
+    build_dir = directory / files.CLEANER_BUILD_DIR
+    if build_dir.is_dir():
+        shutil.rmtree(build_dir)
     for path in sorted(directory.iterdir()):
         name = path.name
         if name.endswith((files.CLEANED_SUFFIX, ".tmp")):

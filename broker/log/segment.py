@@ -72,6 +72,9 @@ class Segment:
         self.time_index = TimeIndex(
             files.time_index_file(directory, base_offset), index_max, base_offset
         )
+        if self.size == 0:  # a new segment: its (empty) indexes exist from the start
+            for index in (self.offset_index, self.time_index):
+                index.path.touch()
         self.next_offset = base_offset
         self.max_timestamp = -1
         self.offset_of_max_timestamp = base_offset
@@ -136,11 +139,19 @@ class Segment:
         self.offset_index.write_pending()
         self.time_index.write_pending()
 
-    def flush(self) -> None:
-        """fsyncs the log and both indexes: everything appended so far survives a power cut."""
+    def write_index_pending(self) -> None:
+        """Hands buffered index entries to the OS; under the PartitionLog lock."""
+        self.offset_index.write_pending()
+        self.time_index.write_pending()
+
+    def fsync(self) -> None:
+        """fsyncs the log and both indexes (no lock needed: appends may continue meanwhile).
+
+        Everything appended before ``write_index_pending`` then this call survives a power cut.
+        """
         os.fsync(self.fd)
-        self.offset_index.sync()
-        self.time_index.sync()
+        self.offset_index.fsync()
+        self.time_index.fsync()
 
     def truncate_to(self, offset: int) -> None:
         """Removes every batch whose last offset is >= ``offset``."""
