@@ -20,7 +20,7 @@ from broker.errors import (
     OffsetOutOfRangeError,
 )
 from broker.protocol._entities import NO_THROTTLE, build, nested
-from broker.protocol._topics import resolve
+from broker.protocol._topics import ZERO_UUID, resolve
 from broker.protocol.handlers.configs import topic_config_entries
 from broker.protocol.handlers.metadata import INTERNAL_TOPICS
 from broker.protocol.registry import RequestContext, handles, response_class
@@ -51,7 +51,8 @@ async def create_topics(ctx: RequestContext, request: Any) -> Any:
     results = []
     for topic in request.topics:
         values: dict[str, Any] = dict(
-            name=topic.name, error_code=ErrorCode.none, error_message=None, num_partitions=-1,
+            name=topic.name, topic_id=ZERO_UUID, error_code=ErrorCode.none, error_message=None,
+            num_partitions=-1,
             replication_factor=-1, configs=(), topic_config_error_code=0,
         )  # fmt: skip
         try:
