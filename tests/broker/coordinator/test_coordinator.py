@@ -118,9 +118,7 @@ def test_commit_rules_follow_membership(tmp_path: Path) -> None:
             one = offsets(("t", 0, 1))
 
             def commit(generation: int, member_id: str, group: str = "g") -> ErrorCode:
-                return coordinator.commit_offsets(group, generation, member_id, None, one)[
-                    ("t", 0)
-                ]
+                return coordinator.commit_offsets(group, generation, member_id, None, one)[("t", 0)]
 
             assert commit(gen, member) is OK
             assert commit(gen + 1, member) is ErrorCode.illegal_generation

@@ -1,0 +1,139 @@
+"""Consumer groups with kafka-python and aiokafka against a real broker subprocess."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+
+from aiokafka import AIOKafkaConsumer
+from aiokafka.structs import TopicPartition as AioTopicPartition
+from group_clients import create_topic, produce
+from kafka import KafkaConsumer, TopicPartition
+from kafka.admin import KafkaAdminClient
+
+from tests.fixtures.broker import BrokerProcess
+
+GROUP_SETTINGS = {
+    "session_timeout_ms": 6000,
+    "heartbeat_interval_ms": 200,
+    "request_timeout_ms": 30000,
+    "max_poll_interval_ms": 10000,
+    "auto_offset_reset": "earliest",
+    "enable_auto_commit": False,
+}
+
+
+def kafka_python_consumer(bootstrap: str, group: str, topic: str) -> KafkaConsumer:
+    return KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, **GROUP_SETTINGS)
+
+
+def drain(consumers: list[KafkaConsumer], want: int, timeout: float = 30.0) -> dict[int, list[str]]:
+    """Polls each consumer until together they returned ``want`` messages."""
+    got: dict[int, list[str]] = {i: [] for i in range(len(consumers))}
+    deadline = time.monotonic() + timeout
+    while sum(map(len, got.values())) < want:
+        assert time.monotonic() < deadline, f"only {sum(map(len, got.values()))} of {want}"
+        for i, consumer in enumerate(consumers):
+            for records in consumer.poll(timeout_ms=50).values():
+                got[i] += [r.value.decode() for r in records]
+    return got
+
+
+def test_kafka_python_two_groups_each_receive_everything(
+    broker: BrokerProcess, topic_name: str
+) -> None:
+    create_topic(broker.bootstrap, topic_name, 3)
+    values = [f"v{i}" for i in range(60)]
+    produce(broker.bootstrap, topic_name, values, 3)
+    consumers = [
+        kafka_python_consumer(broker.bootstrap, f"{topic_name}-{name}", topic_name)
+        for name in ("a", "b")
+    ]
+    try:
+        got = drain(consumers, 120)
+        assert Counter(got[0]) == Counter(values) == Counter(got[1])
+    finally:
+        for consumer in consumers:
+            consumer.close()
+
+
+def test_kafka_python_rebalance_and_resume(broker: BrokerProcess, topic_name: str) -> None:
+    create_topic(broker.bootstrap, topic_name, 4)
+    values = [f"v{i}" for i in range(80)]
+    produce(broker.bootstrap, topic_name, values, 4)
+    group = f"{topic_name}-g"
+    first = kafka_python_consumer(broker.bootstrap, group, topic_name)
+    second = kafka_python_consumer(broker.bootstrap, group, topic_name)
+    deadline = time.monotonic() + 30
+    while True:
+        a, b = first.assignment(), second.assignment()
+        assert not a & b, f"{a & b} assigned to both members"
+        if len(a) == len(b) == 2:
+            break
+        assert time.monotonic() < deadline, f"no even split: {a} / {b}"
+        first.poll(timeout_ms=50, max_records=1)
+        second.poll(timeout_ms=50, max_records=1)
+    # consume everything between them, committing as we go, then leave one by one
+    first.seek_to_beginning()
+    second.seek_to_beginning()
+    got = drain([first, second], 80)
+    first.commit()
+    second.commit()
+    assert Counter(got[0] + got[1]) == Counter(values)
+    assert not set(got[0]) & set(got[1])
+    second.close()
+    deadline = time.monotonic() + 30
+    while len(first.assignment()) != 4:
+        assert time.monotonic() < deadline, "first never took over all partitions"
+        assert not first.poll(timeout_ms=50), "committed messages were delivered again"
+    first.close()
+
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        offsets = admin.list_group_offsets({group: None})[group]
+        assert {tp: meta.offset for tp, meta in offsets.items()} == {
+            TopicPartition(topic_name, p): 20 for p in range(4)
+        }
+    finally:
+        admin.close()
+
+
+def test_aiokafka_group_members_share_and_commit(broker: BrokerProcess, topic_name: str) -> None:
+    create_topic(broker.bootstrap, topic_name, 2)
+    values = [f"v{i}" for i in range(50)]
+    produce(broker.bootstrap, topic_name, values, 2)
+    group = f"{topic_name}-g"
+
+    def consumer() -> AIOKafkaConsumer:
+        return AIOKafkaConsumer(
+            topic_name, bootstrap_servers=broker.bootstrap, group_id=group, **GROUP_SETTINGS
+        )
+
+    async def scenario() -> None:
+        first, second = consumer(), consumer()
+        await first.start()
+        await second.start()
+        try:
+            deadline = time.monotonic() + 30
+            seen: list[str] = []
+            while len(seen) < 50 or len(first.assignment()) != 1 or len(second.assignment()) != 1:
+                assert time.monotonic() < deadline, "members never split the partitions"
+                assert not first.assignment() & second.assignment()
+                for member in (first, second):
+                    batches = await member.getmany(timeout_ms=50)
+                    seen += [r.value.decode() for rs in batches.values() for r in rs]
+                    if batches:
+                        await member.commit()
+            assert Counter(seen) == Counter(values)
+        finally:
+            await second.stop()
+        deadline = time.monotonic() + 30
+        while len(first.assignment()) != 2:
+            assert time.monotonic() < deadline, "first never took over both partitions"
+            assert not await first.getmany(timeout_ms=50), "committed messages came back"
+        committed = [await first.committed(AioTopicPartition(topic_name, p)) for p in (0, 1)]
+        await first.stop()
+        assert committed == [25, 25]
+
+    asyncio.run(scenario())
