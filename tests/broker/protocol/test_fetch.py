@@ -70,9 +70,10 @@ def _batches(records: bytes) -> list[int]:
 
 
 def test_long_poll_wakes_as_soon_as_data_arrives(broker, topic_name):
-    with WireClient(broker.host, broker.port) as fetcher, WireClient(
-        broker.host, broker.port
-    ) as producer:
+    with (
+        WireClient(broker.host, broker.port) as fetcher,
+        WireClient(broker.host, broker.port) as producer,
+    ):
         _create(producer, topic_name)
         fetcher.send(_fetch(0, topic_name))
         started = time.monotonic()
@@ -98,9 +99,10 @@ def test_long_poll_times_out_with_an_empty_answer(broker, topic_name):
 
 
 def test_min_bytes_waits_for_enough_data(broker, topic_name):
-    with WireClient(broker.host, broker.port) as fetcher, WireClient(
-        broker.host, broker.port
-    ) as producer:
+    with (
+        WireClient(broker.host, broker.port) as fetcher,
+        WireClient(broker.host, broker.port) as producer,
+    ):
         _create(producer, topic_name)
         fetcher.send(_fetch(0, topic_name, min_bytes=3000))
         done = threading.Event()
