@@ -1,0 +1,89 @@
+import os
+from pathlib import Path
+
+from broker.log import files
+from broker.log.config import LogConfig
+from broker.log.partition_log import PartitionLog
+
+from .helpers import make_batch
+
+CONFIG = LogConfig(segment_bytes=1000, index_interval_bytes=100, retention_ms=-1)
+
+
+def build(tmp_path: Path, count: int = 30) -> tuple[Path, bytes]:
+    plog = PartitionLog.open(tmp_path / "r-0", "r", 0, CONFIG)
+    for i in range(count):
+        plog.append(make_batch([b"value-%d" % i] * 3, timestamp=1000 + i))
+    data = b"".join(bytes(c) for s in plog.segments() for c in [s.read(0, s.size)])
+    plog.close()
+    return tmp_path / "r-0", data
+
+
+def snapshot(plog: PartitionLog) -> bytes:
+    return b"".join(s.read(0, s.size) for s in plog.segments())
+
+
+def test_clean_reopen_changes_nothing(tmp_path: Path) -> None:
+    directory, data = build(tmp_path)
+    before = {p.name: p.read_bytes() for p in directory.iterdir()}
+    plog = PartitionLog.open(directory, "r", 0, CONFIG)
+    assert snapshot(plog) == data
+    plog.close()
+    after = {p.name: p.read_bytes() for p in directory.iterdir()}
+    assert before == after
+
+
+def test_corrupt_crc_in_tail_is_truncated(tmp_path: Path) -> None:
+    directory, _ = build(tmp_path)
+    active = files.log_file(directory, files.segment_base_offsets(directory)[-1])
+    good_size = active.stat().st_size
+    batch = bytearray(make_batch([b"late"]))
+    batch[-1] ^= 1
+    with open(active, "ab") as fh:
+        fh.write(batch)
+    plog = PartitionLog.open(directory, "r", 0, CONFIG)
+    assert active.stat().st_size == good_size
+    assert plog.log_end_offset == 90
+
+
+def test_damaged_and_stale_indexes_are_rebuilt(tmp_path: Path) -> None:
+    directory, data = build(tmp_path)
+    bases = files.segment_base_offsets(directory)
+    reference = PartitionLog.open(directory, "r", 0, CONFIG)
+    want = [s.offset_index.entries() for s in reference.segments()]
+    want_ts = reference.offset_for_timestamp(1015)
+    reference.close()
+    files.index_file(directory, bases[0]).write_bytes(b"garbage")
+    files.index_file(directory, bases[1]).write_bytes(bytes.fromhex("00000001 00000003"))
+    files.time_index_file(directory, bases[-1]).unlink()
+    plog = PartitionLog.open(directory, "r", 0, CONFIG)
+    assert [s.offset_index.entries() for s in plog.segments()] == want
+    assert plog.offset_for_timestamp(1015) == want_ts
+    assert snapshot(plog) == data
+
+
+def test_index_entries_past_end_are_dropped(tmp_path: Path) -> None:
+    directory, _ = build(tmp_path)
+    active = files.log_file(directory, files.segment_base_offsets(directory)[-1])
+    os.truncate(active, 0)  # e.g. the data never reached the disk but the index did
+    plog = PartitionLog.open(directory, "r", 0, CONFIG)
+    assert plog.segments()[-1].size == 0
+    assert len(plog.segments()[-1].offset_index) == 0
+    assert plog.append(make_batch([b"x"])).first_offset == plog.segments()[-1].base_offset
+
+
+def test_interrupted_compaction_swap_is_finished(tmp_path: Path) -> None:
+    directory, _ = build(tmp_path)
+    base = files.segment_base_offsets(directory)[0]
+    log_path = files.log_file(directory, base)
+    replacement = log_path.read_bytes()  # any complete segment will do
+    files.with_suffix(log_path, files.SWAP_SUFFIX).write_bytes(replacement)
+    (directory / files.CLEANER_BUILD_DIR).mkdir()
+    (directory / files.CLEANER_BUILD_DIR / "junk.log").write_bytes(b"x")
+    (directory / (files.filename_prefix(999999) + ".index")).write_bytes(b"")
+    plog = PartitionLog.open(directory, "r", 0, CONFIG)
+    names = {p.name for p in directory.iterdir()}
+    assert not any(n.endswith(".swap") for n in names)
+    assert files.CLEANER_BUILD_DIR not in names
+    assert files.filename_prefix(999999) + ".index" not in names
+    assert plog.log_end_offset == 90
