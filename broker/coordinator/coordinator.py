@@ -24,10 +24,11 @@ from typing import TYPE_CHECKING
 from kio.schema.errors import ErrorCode
 
 from broker.coordinator.group import Group, GroupState, JoinResult, SyncResult
-from broker.coordinator.group_manager import GroupConfig, GroupManager, JoinRequest
+from broker.coordinator.group_manager import GroupManager, JoinRequest
 from broker.coordinator.group_store import GroupStore
 from broker.coordinator.offset_manager import OffsetManager, TopicPartition
 from broker.coordinator.offsets_topic import TOPIC, OffsetsTopic
+from broker.coordinator.rebalance import GroupConfig
 from broker.coordinator.records import GroupKey, OffsetValue
 from broker.errors import BrokerError
 

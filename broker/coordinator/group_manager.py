@@ -1,29 +1,19 @@
-"""The classic rebalance protocol: JoinGroup, SyncGroup, Heartbeat and LeaveGroup flows.
+"""Request flows of the classic group protocol: JoinGroup, SyncGroup, Heartbeat, LeaveGroup.
 
-A rebalance, as Kafka runs it:
-
-1. Something changes membership (a member joins, leaves, changes protocols, or its session
-   expires) and the group goes to PreparingRebalance with a deadline of the largest
-   ``rebalance.timeout.ms`` among members (``max.poll.interval.ms`` for Java-style
-   consumers, which is how a consumer stuck between polls loses its partitions). An Empty
-   group instead waits ``group.initial.rebalance.delay.ms`` (extended by each newcomer, up to
-   the rebalance timeout) so consumers starting together land in one generation.
-2. Members learn of it from REBALANCE_IN_PROGRESS on Heartbeat and send JoinGroup, which is
-   parked (a future) until every known member has rejoined or the deadline passes; members
-   that did not rejoin by then are dropped.
-3. The generation is bumped, a protocol every member supports is chosen, the leader receives
-   all members' metadata and the others an empty list: CompletingRebalance.
-4. The leader's SyncGroup carries everyone's assignment; the group is written to
-   ``__consumer_offsets`` and becomes Stable, and every parked SyncGroup is answered.
+Each flow validates the request against the group (member id, instance id, generation,
+protocols), updates the member, and leaves state changes to ``Rebalancer`` (rebalance.py),
+which documents the rebalance itself. A JoinGroup or SyncGroup that must wait is parked as a
+future on the member and answered when the rebalance reaches the right step.
 
 JoinGroup v4+ first answers a member without an id with MEMBER_ID_REQUIRED and a fresh id,
 so a client that times out and retries cannot leave a ghost member behind. Static members
 (``group.instance.id``) skip that step and, when they restart into a Stable group with the
-same protocols, take their old slot and assignment without a rebalance.
+same protocols, take their old slot and assignment without a rebalance (the old member id is
+fenced).
 
 Timing is driven from outside: :meth:`GroupManager.tick` is called by the coordinator's
-background task with the clock's current time, so tests advance a fake clock instead of
-sleeping.
+background task, and every deadline is computed from the injected clock, so tests advance a
+fake clock instead of sleeping.
 """
 
 from __future__ import annotations
@@ -38,21 +28,12 @@ from kio.schema.errors import ErrorCode
 
 from broker.coordinator.group import Group, GroupState, JoinResult, Member, SyncResult
 from broker.coordinator.group_store import GroupStore
-from broker.errors import BrokerError
+from broker.coordinator.rebalance import GroupConfig, Rebalancer
 
 log = logging.getLogger(__name__)
 
 PREPARING, COMPLETING = GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE
 STABLE, EMPTY, DEAD = GroupState.STABLE, GroupState.EMPTY, GroupState.DEAD
-
-
-@dataclass(frozen=True)
-class GroupConfig:
-    """Kafka's broker settings for groups (names without the ``group.`` prefix)."""
-
-    min_session_timeout_ms: int = 6_000
-    max_session_timeout_ms: int = 1_800_000
-    initial_rebalance_delay_ms: int = 3_000
 
 
 @dataclass(frozen=True)
@@ -75,8 +56,8 @@ class GroupManager:
     def __init__(self, config: GroupConfig, store: GroupStore, clock: Callable[[], int]) -> None:
         self.config = config
         self.groups: dict[str, Group] = {}
-        self._store = store
         self._clock = clock
+        self.rebalance = Rebalancer(config, store, clock)
 
     def get_or_create(self, group_id: str) -> Group:
         group = self.groups.get(group_id)
@@ -132,16 +113,16 @@ class GroupManager:
         if group.state is PREPARING:
             return self._update_and_park(group, member, req)
         if group.state is COMPLETING and member.matches(req.protocols):
-            return self._join_result(group, member)
+            return self.rebalance.join_result(group, member)
         if (
             group.state is STABLE
             and member.member_id != group.leader_id
             and member.matches(req.protocols)
         ):
-            return self._join_result(group, member)
+            return self.rebalance.join_result(group, member)
         if group.state in (COMPLETING, STABLE):
             waiter = self._update_and_park(group, member, req)
-            self._prepare_rebalance(group, f"member {member.member_id} rejoined")
+            self.rebalance.prepare(group, f"member {member.member_id} rejoined")
             return waiter
         return JoinResult(ErrorCode.unknown_member_id, req.member_id)
 
@@ -162,15 +143,15 @@ class GroupManager:
             member.session_timeout_ms = req.session_timeout_ms
             member.rebalance_timeout_ms = req.rebalance_timeout_ms
             member.heartbeat_deadline = self._clock() + member.session_timeout_ms
-            self._persist(group)
-            result = self._join_result(group, member)
+            self.rebalance.persist(group)
+            result = self.rebalance.join_result(group, member)
             result.skip_assignment = member.member_id == group.leader_id
             return result
         waiter = self._update_and_park(group, member, req)
         if group.state is PREPARING:
-            self._maybe_complete_join(group)
+            self.rebalance.maybe_complete_join(group)
         else:
-            self._prepare_rebalance(group, f"static member {req.group_instance_id} rejoined")
+            self.rebalance.prepare(group, f"static member {req.group_instance_id} rejoined")
         return waiter
 
     def _add_and_rebalance(
@@ -190,10 +171,10 @@ class GroupManager:
         waiter = self._park(member)
         log.info("group %s: member %s joined", group.group_id, member_id)
         if group.state is PREPARING:
-            self._extend_initial_delay(group)
-            self._maybe_complete_join(group)
+            self.rebalance.extend_initial_delay(group)
+            self.rebalance.maybe_complete_join(group)
         else:
-            self._prepare_rebalance(group, f"member {member_id} joined")
+            self.rebalance.prepare(group, f"member {member_id} joined")
         return waiter
 
     def _update_and_park(
@@ -205,7 +186,7 @@ class GroupManager:
         member.complete_join(JoinResult(ErrorCode.rebalance_in_progress, member.member_id))
         waiter = self._park(member)
         if group.state is PREPARING:
-            self._maybe_complete_join(group)
+            self.rebalance.maybe_complete_join(group)
         return waiter
 
     @staticmethod
@@ -213,90 +194,6 @@ class GroupManager:
         waiter: asyncio.Future[JoinResult] = asyncio.get_running_loop().create_future()
         member.join_waiter = waiter
         return waiter
-
-    def _join_result(self, group: Group, member: Member) -> JoinResult:
-        is_leader = member.member_id == group.leader_id
-        return JoinResult(
-            ErrorCode.none,
-            member.member_id,
-            group.generation,
-            group.protocol_type,
-            group.protocol_name,
-            group.leader_id or "",
-            [
-                (m.member_id, m.group_instance_id, m.metadata(group.protocol_name))
-                for m in group.members.values()
-            ]
-            if is_leader
-            else [],
-        )
-
-    # -- rebalance -----------------------------------------------------------------------
-
-    def _prepare_rebalance(self, group: Group, reason: str) -> None:
-        now = self._clock()
-        if group.state is COMPLETING:
-            for m in group.members.values():
-                m.assignment = b""
-                m.complete_sync(SyncResult(ErrorCode.rebalance_in_progress))
-        if group.state is EMPTY and self.config.initial_rebalance_delay_ms > 0:
-            group.initial_rebalance = True
-            group.initial_rebalance_limit = now + group.max_rebalance_timeout_ms()
-            group.rebalance_deadline = min(
-                now + self.config.initial_rebalance_delay_ms, group.initial_rebalance_limit
-            )
-        else:
-            group.initial_rebalance = False
-            group.rebalance_deadline = now + group.max_rebalance_timeout_ms()
-        group.transition(PREPARING, now)
-        log.info(
-            "group %s: preparing rebalance (generation %d): %s",
-            group.group_id,
-            group.generation,
-            reason,
-        )
-        self._maybe_complete_join(group)
-
-    def _extend_initial_delay(self, group: Group) -> None:
-        if group.initial_rebalance and group.rebalance_deadline is not None:
-            group.rebalance_deadline = min(
-                group.rebalance_deadline + self.config.initial_rebalance_delay_ms,
-                group.initial_rebalance_limit,
-            )
-
-    def _maybe_complete_join(self, group: Group) -> None:
-        if group.state is PREPARING and not group.initial_rebalance and group.all_members_joined():
-            self._complete_join(group)
-
-    def _complete_join(self, group: Group) -> None:
-        now = self._clock()
-        for member_id in [m.member_id for m in group.members.values() if m.join_waiter is None]:
-            log.info(
-                "group %s: member %s did not rejoin in time; removing it", group.group_id, member_id
-            )
-            group.remove_member(member_id)
-        group.rebalance_deadline = None
-        group.initial_rebalance = False
-        group.generation += 1
-        if not group.members:
-            group.protocol_name = None
-            group.transition(EMPTY, now)
-            log.info("group %s: empty at generation %d", group.group_id, group.generation)
-            self._persist(group)
-            return
-        group.protocol_name = group.select_protocol()
-        group.transition(COMPLETING, now)
-        log.info(
-            "group %s: generation %d with %d members, protocol %s, leader %s",
-            group.group_id,
-            group.generation,
-            len(group.members),
-            group.protocol_name,
-            group.leader_id,
-        )
-        for member in group.members.values():
-            member.heartbeat_deadline = now + member.session_timeout_ms
-            member.complete_join(self._join_result(group, member))
 
     # -- SyncGroup -----------------------------------------------------------------------
 
@@ -325,40 +222,13 @@ class GroupManager:
             return SyncResult(ErrorCode.rebalance_in_progress)
         if group.state is STABLE:
             member.heartbeat_deadline = self._clock() + member.session_timeout_ms
-            return self._sync_result(group, member)
+            return self.rebalance.sync_result(group, member)
         member.complete_sync(SyncResult(ErrorCode.rebalance_in_progress))
         waiter: asyncio.Future[SyncResult] = asyncio.get_running_loop().create_future()
         member.sync_waiter = waiter
         if member_id == group.leader_id:
-            self._complete_sync(group, assignments)
+            self.rebalance.complete_sync(group, assignments)
         return await waiter
-
-    def _complete_sync(self, group: Group, assignments: dict[str, bytes]) -> None:
-        for m in group.members.values():
-            m.assignment = assignments.get(m.member_id, b"")
-        try:
-            self._persist(group, raise_errors=True)
-        except BrokerError as exc:
-            log.error(
-                "group %s: storing generation %d failed: %s", group.group_id, group.generation, exc
-            )
-            for m in group.members.values():
-                m.assignment = b""
-                m.complete_sync(SyncResult(ErrorCode.coordinator_not_available))
-            self._prepare_rebalance(group, "group metadata could not be stored")
-            return
-        now = self._clock()
-        group.transition(STABLE, now)
-        log.info("group %s: stable at generation %d", group.group_id, group.generation)
-        for m in group.members.values():
-            m.heartbeat_deadline = now + m.session_timeout_ms
-            m.complete_sync(self._sync_result(group, m))
-
-    @staticmethod
-    def _sync_result(group: Group, member: Member) -> SyncResult:
-        return SyncResult(
-            ErrorCode.none, member.assignment, group.protocol_type, group.protocol_name
-        )
 
     # -- Heartbeat, LeaveGroup, expiry -----------------------------------------------------
 
@@ -417,29 +287,14 @@ class GroupManager:
                 member_id = holder
             if member_id in group.pending_members:
                 del group.pending_members[member_id]
-            elif not self._remove(group, member_id, "left the group"):
+            elif not self.rebalance.remove(group, member_id, "left the group"):
                 errors.append(ErrorCode.unknown_member_id)
                 continue
             removed.append(member_id)
             errors.append(ErrorCode.none)
         if group is not None and removed:
-            self._after_removal(group, f"{len(removed)} member(s) left")
+            self.rebalance.after_removal(group, f"{len(removed)} member(s) left")
         return errors
-
-    def _remove(self, group: Group, member_id: str, why: str) -> bool:
-        member = group.remove_member(member_id)
-        if member is None:
-            return False
-        log.info("group %s: member %s %s", group.group_id, member_id, why)
-        member.complete_join(JoinResult(ErrorCode.unknown_member_id, member_id))
-        member.complete_sync(SyncResult(ErrorCode.unknown_member_id))
-        return True
-
-    def _after_removal(self, group: Group, reason: str) -> None:
-        if group.state in (STABLE, COMPLETING):
-            self._prepare_rebalance(group, reason)
-        elif group.state is PREPARING:
-            self._maybe_complete_join(group)
 
     def tick(self) -> None:
         """Expires sessions, pending member ids and rebalance deadlines as of now."""
@@ -449,21 +304,15 @@ class GroupManager:
                 del group.pending_members[member_id]
                 log.info("group %s: pending member %s never rejoined", group.group_id, member_id)
             expired = [
-                m for m in group.expired_members(now) if self._remove(group, m, "session expired")
+                m
+                for m in group.expired_members(now)
+                if self.rebalance.remove(group, m, "session expired")
             ]
             if expired:
-                self._after_removal(group, f"session of {', '.join(expired)} expired")
+                self.rebalance.after_removal(group, f"session of {', '.join(expired)} expired")
             if group.state is PREPARING and group.rebalance_deadline is not None:
                 if now >= group.rebalance_deadline:
                     group.initial_rebalance = False
-                    self._complete_join(group)
+                    self.rebalance.complete_join(group)
                 else:
-                    self._maybe_complete_join(group)
-
-    def _persist(self, group: Group, raise_errors: bool = False) -> None:
-        try:
-            self._store.store(group)
-        except BrokerError:
-            if raise_errors:
-                raise
-            log.exception("group %s: storing group metadata failed", group.group_id)
+                    self.rebalance.maybe_complete_join(group)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from coordinator_fakes import FakeClock, RecordingStore
 
-from broker.coordinator.group_manager import GroupConfig, GroupManager
+from broker.coordinator.group_manager import GroupManager
+from broker.coordinator.rebalance import GroupConfig
 
 
 @pytest.fixture

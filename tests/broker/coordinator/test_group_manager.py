@@ -10,7 +10,8 @@ from coordinator_fakes import FakeClock, RecordingStore, join_request
 from kio.schema.errors import ErrorCode
 
 from broker.coordinator.group import GroupState, JoinResult
-from broker.coordinator.group_manager import GroupConfig, GroupManager
+from broker.coordinator.group_manager import GroupManager
+from broker.coordinator.rebalance import GroupConfig
 
 OK = ErrorCode.none
 
