@@ -23,6 +23,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.coordinator.group import JoinResult, SyncResult
 from broker.coordinator.group_manager import JoinRequest
 from broker.coordinator.records import OffsetValue
 from broker.protocol._entities import NO_THROTTLE, build, has_field
@@ -114,23 +115,13 @@ async def join_group(ctx: RequestContext, request: Any) -> Any:
         client_host=ctx.client_host,
         require_known_member_id=ctx.api_version >= 4,
     )
-    if coordinator is None:
-        result = None
-    else:
-        result = await coordinator.join_group(join)
+    result = (
+        await coordinator.join_group(join)
+        if coordinator is not None
+        else JoinResult(_NOT_AVAILABLE, request.member_id)
+    )
     member_cls = _item(cls, "members")
     nullable_name = ctx.api_version >= 7
-    if result is None:
-        return build(
-            cls,
-            throttle_time=NO_THROTTLE,
-            error_code=_NOT_AVAILABLE,
-            generation_id=-1,
-            protocol_name=None if nullable_name else "",
-            leader="",
-            member_id=request.member_id,
-            members=(),
-        )
     return build(
         cls,
         throttle_time=NO_THROTTLE,
@@ -152,16 +143,18 @@ async def join_group(ctx: RequestContext, request: Any) -> Any:
 async def sync_group(ctx: RequestContext, request: Any) -> Any:
     cls = response_class(ctx)
     coordinator = _coordinator(ctx)
-    if coordinator is None:
-        return build(cls, throttle_time=NO_THROTTLE, error_code=_NOT_AVAILABLE, assignment=b"")
-    result = await coordinator.sync_group(
-        request.group_id,
-        request.generation_id,
-        request.member_id,
-        getattr(request, "group_instance_id", None),
-        getattr(request, "protocol_type", None),
-        getattr(request, "protocol_name", None),
-        {a.member_id: a.assignment for a in request.assignments},
+    result = (
+        await coordinator.sync_group(
+            request.group_id,
+            request.generation_id,
+            request.member_id,
+            getattr(request, "group_instance_id", None),
+            getattr(request, "protocol_type", None),
+            getattr(request, "protocol_name", None),
+            {a.member_id: a.assignment for a in request.assignments},
+        )
+        if coordinator is not None
+        else SyncResult(_NOT_AVAILABLE)
     )
     return build(
         cls,
