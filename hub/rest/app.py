@@ -1,0 +1,52 @@
+"""Builds the REST API around one herder: ``create_app(herder, worker_config)``.
+
+The app holds no state of its own beyond the herder and per-worker log-level bookkeeping, so
+several apps (one per test) can live in one process. ``create_app`` refuses an insecure setup
+(``auth.check_bind``) before any socket is opened: the caller learns at start-up, not after
+someone else found the port.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Depends, FastAPI
+
+from hub.rest import connectors, loggers, offsets, plugins, root
+from hub.rest.auth import Authenticator, check_bind
+from hub.rest.errors import install_error_handlers
+from sluice import __version__
+
+_DESCRIPTION = """\
+Kafka Connect's REST API, served by a Sluice hub worker. Paths, payloads and status codes follow
+Kafka Connect, so existing Connect tooling works. Errors are
+`{"error_code": <status>, "message": "..."}`; invalid configs add `errors: {field: [reasons]}`.
+"""
+
+
+def create_app(
+    herder: Any, worker_config: Any, *, allow_unauthenticated: bool | None = None
+) -> FastAPI:
+    """The FastAPI app serving ``herder``.
+
+    ``worker_config`` supplies ``rest.host.name`` and the optional ``rest.auth.token`` /
+    ``rest.auth.basic`` / ``rest.auth.allow.unauthenticated``; ``allow_unauthenticated``
+    overrides the latter (e.g. from a command-line flag). Raises ``auth.InsecureBindError``
+    when the API would be open to the network.
+    """
+    check_bind(worker_config, allow_unauthenticated)
+    app = FastAPI(
+        title="Sluice hub REST API",
+        version=__version__,
+        description=_DESCRIPTION,
+        docs_url="/docs",
+        redoc_url=None,
+        openapi_url="/openapi.json",
+    )
+    app.state.herder = herder
+    app.state.logger_levels_modified = {}
+    install_error_handlers(app)
+    secured = [Depends(Authenticator(worker_config))]
+    for module in (root, connectors, offsets, plugins, loggers):
+        app.include_router(module.router, dependencies=secured)
+    return app

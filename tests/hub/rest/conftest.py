@@ -1,0 +1,37 @@
+"""Fixtures for REST API tests: a fake herder behind a real app, driven by TestClient."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from hub.rest import create_app
+from tests.hub.rest.fake_herder import SOURCE, FakeHerder
+
+
+@pytest.fixture
+def herder() -> FakeHerder:
+    return FakeHerder()
+
+
+@pytest.fixture
+def client(herder: FakeHerder) -> Iterator[TestClient]:
+    # raise_server_exceptions=False: a 500 must reach the test as the client would see it.
+    with TestClient(create_app(herder, {}), raise_server_exceptions=False) as test_client:
+        yield test_client
+
+
+def source_config(**overrides: str) -> dict[str, Any]:
+    """A valid FileStreamSource config, as in Kafka Connect's quickstart."""
+    return {"connector.class": SOURCE, "file": "/tmp/in.txt", "topic": "lines", **overrides}
+
+
+@pytest.fixture
+def created(client: TestClient) -> str:
+    """Name of a connector created through the API, with two tasks."""
+    body = {"name": "local-file-source", "config": source_config(**{"tasks.max": "2"})}
+    assert client.post("/connectors", json=body).status_code == 201
+    return "local-file-source"
