@@ -10,7 +10,9 @@ from aiokafka import AIOKafkaConsumer
 from aiokafka.structs import TopicPartition as AioTopicPartition
 from group_clients import create_topic, produce
 from kafka import KafkaConsumer, TopicPartition
-from kafka.admin import KafkaAdminClient
+from kafka.admin import KafkaAdminClient, MemberToRemove
+from kafka.errors import GroupSubscribedToTopicError, NoError
+from kafka.structs import OffsetAndMetadata
 
 from tests.fixtures.broker import BrokerProcess
 
@@ -137,3 +139,48 @@ def test_aiokafka_group_members_share_and_commit(broker: BrokerProcess, topic_na
         assert committed == [25, 25]
 
     asyncio.run(scenario())
+
+
+def test_kafka_python_admin_manages_groups(broker: BrokerProcess, topic_name: str) -> None:
+    """Describe, remove members (LeaveGroup v3+), alter and delete offsets, delete the group."""
+    create_topic(broker.bootstrap, topic_name, 2)
+    group = f"{topic_name}-g"
+    consumer = kafka_python_consumer(broker.bootstrap, group, topic_name)
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    tp0, tp1 = TopicPartition(topic_name, 0), TopicPartition(topic_name, 1)
+    try:
+        deadline = time.monotonic() + 30
+        while len(consumer.assignment()) != 2:
+            assert time.monotonic() < deadline, "consumer never got its partitions"
+            consumer.poll(timeout_ms=50)
+        consumer.commit({tp0: OffsetAndMetadata(3, "", -1)})
+
+        assert {"group_id": group, "protocol_type": "consumer", "group_state": "Stable",
+                "group_type": "classic"} in admin.list_groups(states_filter=["Stable"])  # fmt: skip
+        described = admin.describe_groups([group])[group]
+        (member,) = described["members"]
+        assert described["protocol_data"] == "range"
+        assert member["member_metadata"]["topics"] == [topic_name]
+        assert member["member_assignment"]["assigned_partitions"] == [
+            {"topic": topic_name, "partitions": [0, 1]}
+        ]
+        refused = admin.delete_group_offsets(group, [tp0])
+        assert refused == {tp0: GroupSubscribedToTopicError}
+
+        removed = admin.remove_group_members(group, [MemberToRemove(member_id=member["member_id"])])
+        assert list(removed.values()) == [NoError]
+        consumer.close(autocommit=False)
+        assert admin.describe_groups([group])[group]["group_state"] == "Empty"
+
+        assert admin.alter_group_offsets(group, {tp1: OffsetAndMetadata(5, "x", -1)}) == {
+            tp1: NoError
+        }
+        assert admin.delete_group_offsets(group, [tp0]) == {tp0: NoError}
+        assert admin.list_group_offsets({group: None})[group] == {
+            tp1: OffsetAndMetadata(5, "x", -1)
+        }
+        assert admin.delete_groups([group]) == {group: "OK"}
+        assert group not in {g["group_id"] for g in admin.list_groups()}
+    finally:
+        consumer.close(autocommit=False)
+        admin.close()
