@@ -92,6 +92,9 @@ class GroupCoordinator:
             self.store,
             clock,
         )
+        self._retention_ms = getattr(config, "offsets_retention_minutes", 7 * 24 * 60) * 60_000
+        self._retention_check_ms = getattr(config, "offsets_retention_check_interval_ms", 600_000)
+        self._next_retention_check = clock() + self._retention_check_ms
         self._task: asyncio.Task[None] | None = None
         self.active = False
 
@@ -150,8 +153,12 @@ class GroupCoordinator:
                 log.exception("group expiry check failed")
 
     def tick(self) -> None:
-        """Expires sessions and rebalances, and forgets groups that hold nothing."""
+        """Expires sessions, rebalances and old offsets; forgets groups that hold nothing."""
         self.groups.tick()
+        now = self._clock()
+        if now >= self._next_retention_check:
+            self._next_retention_check = now + self._retention_check_ms
+            self._expire_offsets(now)
         for group_id, group in list(self.groups.groups.items()):
             if (
                 group.state is GroupState.EMPTY
@@ -160,6 +167,20 @@ class GroupCoordinator:
                 and not self.offsets.has_offsets(group_id)
             ):
                 del self.groups.groups[group_id]
+
+    def _expire_offsets(self, now: int) -> None:
+        """Drops expired offsets of empty groups, then empty groups left with no offsets."""
+        for group_id, group in list(self.groups.groups.items()):
+            if group.state is not GroupState.EMPTY or not group.is_empty:
+                continue
+            since = group.state_timestamp if group.protocol_type else None
+            try:
+                self.offsets.expire(group_id, now, self._retention_ms, since)
+            except BrokerError as exc:
+                log.error("group %s: expiring offsets failed: %s", group_id, exc)
+                continue
+            if not self.offsets.has_offsets(group_id):
+                self._delete(group)
 
     # -- membership ----------------------------------------------------------------------
 

@@ -63,7 +63,10 @@ class GroupStore:
         group.protocol_type = value.protocol_type or group.protocol_type
         if value.leader in group.members:
             group.leader_id = value.leader
-        group.restore(GroupState.STABLE if group.members else GroupState.EMPTY, now)
+        state = GroupState.STABLE if group.members else GroupState.EMPTY
+        # an empty group's timestamp is when it emptied: offset retention counts from there
+        since = value.current_state_timestamp
+        group.restore(state, since if state is GroupState.EMPTY and since > 0 else now)
         return group
 
 

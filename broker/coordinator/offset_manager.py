@@ -84,3 +84,21 @@ class OffsetManager:
         if not stored:
             self._offsets.pop(group_id, None)
         return len(doomed)
+
+    def expire(self, group_id: str, now_ms: int, retention_ms: int, empty_since: int | None) -> int:
+        """Deletes offsets past retention (Kafka's KIP-211 rule); returns how many.
+
+        A consumer group's offsets age from the moment it became empty (``empty_since``), so
+        a group idle for a week keeps them while it has members; a group that only stores
+        offsets (no protocol) ages each offset from its own commit.
+        """
+        stored = self._offsets.get(group_id, {})
+        doomed = [
+            tp
+            for tp, value in stored.items()
+            if now_ms - (value.commit_timestamp if empty_since is None else empty_since)
+            >= retention_ms
+        ]
+        if doomed:
+            log.info("group %s: %d committed offsets expired", group_id, len(doomed))
+        return self.delete(group_id, doomed) if doomed else 0

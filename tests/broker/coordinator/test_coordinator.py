@@ -26,7 +26,9 @@ def run(scenario: Callable[[], Awaitable[Any]]) -> Any:
 
 
 @asynccontextmanager
-async def opened(data_dir: Path, clock: FakeClock) -> AsyncIterator[GroupCoordinator]:
+async def opened(
+    data_dir: Path, clock: FakeClock, retention_minutes: int = 7 * 24 * 60
+) -> AsyncIterator[GroupCoordinator]:
     """A coordinator on a LogManager over ``data_dir``, closed (like a clean stop) on exit."""
     logs = LogManager(data_dir)
     logs.load()
@@ -35,6 +37,7 @@ async def opened(data_dir: Path, clock: FakeClock) -> AsyncIterator[GroupCoordin
         offsets_topic_num_partitions=3,
         group_min_session_timeout_ms=100,
         group_initial_rebalance_delay_ms=0,
+        offsets_retention_minutes=retention_minutes,
     )
     coordinator = GroupCoordinator(logs, config, clock=clock, tick_interval_ms=3_600_000)
     await coordinator.start()
@@ -199,5 +202,40 @@ def test_session_expiry_runs_from_tick_and_stop_answers_parked_joins(tmp_path: P
             assert coordinator.heartbeat("g", member, None, gen) is (
                 ErrorCode.coordinator_not_available
             )
+
+    run(scenario)
+
+
+def test_offsets_of_empty_groups_expire_after_retention(tmp_path: Path) -> None:
+    clock = FakeClock()
+    minute = 60_000
+
+    async def scenario() -> None:
+        async with opened(tmp_path, clock, retention_minutes=30) as coordinator:
+            member, gen = await stable_member(coordinator, "active")
+            coordinator.commit_offsets("active", gen, member, None, offsets(("t", 0, 1)))
+            left, left_gen = await stable_member(coordinator, "left")
+            coordinator.commit_offsets("left", left_gen, left, None, offsets(("t", 0, 1)))
+            coordinator.commit_offsets("old", -1, "", None, {("t", 0): OffsetValue(1, -1, "", 0)})
+            coordinator.commit_offsets(
+                "recent", -1, "", None, {("t", 0): OffsetValue(1, -1, "", clock() - minute)}
+            )
+            clock.advance(20 * minute)
+            coordinator.leave_group("left", [(left, None)])  # empty from now on
+            coordinator.heartbeat("active", member, None, gen)
+            coordinator.tick()  # first retention check (interval 10 min has passed)
+            assert {g for g, *_ in coordinator.list_groups()} == {"active", "left", "recent"}
+            clock.advance(20 * minute)
+            coordinator.heartbeat("active", member, None, gen)
+            coordinator.tick()  # "recent" is 41 min old; "left" has been empty for 20 min
+            assert {g for g, *_ in coordinator.list_groups()} == {"active", "left"}
+            clock.advance(11 * minute)
+            coordinator.heartbeat("active", member, None, gen)
+            coordinator.tick()
+            assert [g for g, *_ in coordinator.list_groups()] == ["active"]
+            assert coordinator.fetch_offsets("active", None)[1]
+        async with opened(tmp_path, clock, retention_minutes=30) as coordinator:
+            assert [g for g, *_ in coordinator.list_groups()] == ["active"]
+            assert coordinator.fetch_offsets("left", None)[1] == {}
 
     run(scenario)
