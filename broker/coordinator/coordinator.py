@@ -18,14 +18,14 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kio.schema.errors import ErrorCode
 
-from broker.coordinator.group import Group, GroupState, JoinResult, SyncResult
+from broker.coordinator.group import Group, GroupDescription, GroupState
 from broker.coordinator.group_manager import GroupManager, JoinRequest
 from broker.coordinator.group_store import GroupStore
+from broker.coordinator.member import JoinResult, SyncResult
 from broker.coordinator.offset_manager import OffsetManager, TopicPartition
 from broker.coordinator.offsets_topic import TOPIC, OffsetsTopic
 from broker.coordinator.rebalance import GroupConfig
@@ -44,25 +44,6 @@ MAX_METADATA_BYTES = 4096
 
 def wall_clock_ms() -> int:
     return int(time.time() * 1000)
-
-
-@dataclass(frozen=True)
-class MemberDescription:
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
-    metadata: bytes
-    assignment: bytes
-
-
-@dataclass(frozen=True)
-class GroupDescription:
-    group_id: str
-    state: str
-    protocol_type: str
-    protocol: str
-    members: list[MemberDescription]
 
 
 class GroupCoordinator:
@@ -230,26 +211,16 @@ class GroupCoordinator:
     def _validate_commit(
         self, group_id: str, generation: int, member_id: str, instance_id: str | None
     ) -> ErrorCode:
-        """Kafka's rule: members commit for their generation; others only into empty groups."""
         if not group_id:
             return ErrorCode.invalid_group_id
         group = self.groups.groups.get(group_id)
-        if generation < 0 and not member_id and not instance_id:
-            if group is None or group.state is GroupState.EMPTY:
-                return ErrorCode.none
-            return ErrorCode.unknown_member_id
-        if group is None or group.state in (GroupState.EMPTY, GroupState.DEAD):
-            return ErrorCode.illegal_generation if group is None else ErrorCode.unknown_member_id
-        if instance_id and group.static_members.get(instance_id, member_id) != member_id:
-            return ErrorCode.fenced_instance_id
-        if member_id not in group.members:
-            return ErrorCode.unknown_member_id
-        if generation != group.generation:
-            return ErrorCode.illegal_generation
-        if group.state is GroupState.COMPLETING_REBALANCE:
-            return ErrorCode.rebalance_in_progress
-        self.groups.touch(group, member_id)
-        return ErrorCode.none
+        if group is None:
+            admin = generation < 0 and not member_id and not instance_id
+            return ErrorCode.none if admin else ErrorCode.illegal_generation
+        error = group.validate_offset_commit(generation, member_id, instance_id)
+        if error is ErrorCode.none:
+            self.groups.touch(group, member_id)
+        return error
 
     def commit_offsets(
         self,
@@ -332,26 +303,7 @@ class GroupCoordinator:
     def describe_group(self, group_id: str) -> GroupDescription | None:
         """Members with metadata and assignment, which Kafka reports only once Stable."""
         group = self.groups.groups.get(group_id)
-        if group is None:
-            return None
-        stable = group.state is GroupState.STABLE
-        return GroupDescription(
-            group_id=group_id,
-            state=group.state.value,
-            protocol_type=group.protocol_type or "",
-            protocol=(group.protocol_name or "") if stable else "",
-            members=[
-                MemberDescription(
-                    m.member_id,
-                    m.group_instance_id,
-                    m.client_id,
-                    m.client_host,
-                    m.metadata(group.protocol_name) if stable else b"",
-                    m.assignment if stable else b"",
-                )
-                for m in group.members.values()
-            ],
-        )
+        return group.describe() if group is not None else None
 
     def delete_groups(self, group_ids: Iterable[str]) -> dict[str, ErrorCode]:
         """Deletes empty groups with their offsets (tombstones); NON_EMPTY_GROUP otherwise."""

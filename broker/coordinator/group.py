@@ -17,17 +17,17 @@ loop, so a group is never observed half-updated and needs no lock.
 
 from __future__ import annotations
 
-import asyncio
 import enum
 import logging
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kio.schema.errors import ErrorCode
 
 from broker.coordinator.consumer_protocol import subscription_topics
+from broker.coordinator.member import Member
 
 log = logging.getLogger(__name__)
 
@@ -53,76 +53,23 @@ _ALLOWED_FROM: dict[GroupState, frozenset[GroupState]] = {
 }
 
 
-@dataclass
-class JoinResult:
-    """What a JoinGroup response carries; ``members`` is filled for the leader only."""
-
-    error: ErrorCode
-    member_id: str = ""
-    generation: int = -1
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    leader: str = ""
-    members: list[tuple[str, str | None, bytes]] = field(default_factory=list)
-    skip_assignment: bool = False
-
-
-@dataclass
-class SyncResult:
-    error: ErrorCode
-    assignment: bytes = b""
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-
-
-@dataclass
-class Member:
-    """A member as the coordinator sees it: identity, timeouts, protocols and its assignment.
-
-    ``heartbeat_deadline`` is the wall-clock ms after which the member counts as dead; it is
-    not checked while the member is parked in JoinGroup or SyncGroup (the request itself
-    proves liveness, and the rebalance timeout bounds that wait instead).
-    """
-
+@dataclass(frozen=True)
+class MemberDescription:
     member_id: str
     group_instance_id: str | None
     client_id: str
     client_host: str
-    session_timeout_ms: int
-    rebalance_timeout_ms: int
+    metadata: bytes
+    assignment: bytes
+
+
+@dataclass(frozen=True)
+class GroupDescription:
+    group_id: str
+    state: str
     protocol_type: str
-    protocols: list[tuple[str, bytes]]
-    assignment: bytes = b""
-    heartbeat_deadline: int = 0
-    join_waiter: asyncio.Future[JoinResult] | None = None
-    sync_waiter: asyncio.Future[SyncResult] | None = None
-
-    def protocol_names(self) -> list[str]:
-        return [name for name, _ in self.protocols]
-
-    def metadata(self, protocol: str | None) -> bytes:
-        for name, meta in self.protocols:
-            if name == protocol:
-                return meta
-        return b""
-
-    def matches(self, protocols: Sequence[tuple[str, bytes]]) -> bool:
-        """Same protocols, same order, same metadata: rejoining changes nothing."""
-        return list(protocols) == self.protocols
-
-    @property
-    def is_awaiting(self) -> bool:
-        return self.join_waiter is not None or self.sync_waiter is not None
-
-    def complete_join(self, result: JoinResult) -> None:
-        waiter, self.join_waiter = self.join_waiter, None
-        if waiter is not None and not waiter.done():
-            waiter.set_result(result)
-
-    def complete_sync(self, result: SyncResult) -> None:
-        waiter, self.sync_waiter = self.sync_waiter, None
-        if waiter is not None and not waiter.done():
-            waiter.set_result(result)
+    protocol: str
+    members: list[MemberDescription]
 
 
 class Group:
@@ -254,3 +201,46 @@ class Group:
                 return None
             topics |= found
         return topics
+
+    def describe(self) -> GroupDescription:
+        """Kafka's group summary: protocol, member metadata and assignments only once Stable."""
+        stable = self.state is GroupState.STABLE
+        return GroupDescription(
+            group_id=self.group_id,
+            state=self.state.value,
+            protocol_type=self.protocol_type or "",
+            protocol=(self.protocol_name or "") if stable else "",
+            members=[
+                MemberDescription(
+                    m.member_id,
+                    m.group_instance_id,
+                    m.client_id,
+                    m.client_host,
+                    m.metadata(self.protocol_name) if stable else b"",
+                    m.assignment if stable else b"",
+                )
+                for m in self.members.values()
+            ],
+        )
+
+    def validate_offset_commit(
+        self, generation: int, member_id: str, instance_id: str | None
+    ) -> ErrorCode:
+        """Kafka's rule: members commit for their generation; others only into empty groups.
+
+        The old generation may still commit while the group prepares a rebalance (consumers
+        commit in onPartitionsRevoked before rejoining), but not while it completes one.
+        """
+        if generation < 0 and not member_id and not instance_id:
+            return ErrorCode.none if self.state is GroupState.EMPTY else ErrorCode.unknown_member_id
+        if self.state in (GroupState.EMPTY, GroupState.DEAD):
+            return ErrorCode.unknown_member_id
+        if instance_id and self.static_members.get(instance_id, member_id) != member_id:
+            return ErrorCode.fenced_instance_id
+        if member_id not in self.members:
+            return ErrorCode.unknown_member_id
+        if generation != self.generation:
+            return ErrorCode.illegal_generation
+        if self.state is GroupState.COMPLETING_REBALANCE:
+            return ErrorCode.rebalance_in_progress
+        return ErrorCode.none

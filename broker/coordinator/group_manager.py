@@ -26,8 +26,9 @@ from dataclasses import dataclass
 
 from kio.schema.errors import ErrorCode
 
-from broker.coordinator.group import Group, GroupState, JoinResult, Member, SyncResult
+from broker.coordinator.group import Group, GroupState
 from broker.coordinator.group_store import GroupStore
+from broker.coordinator.member import JoinResult, Member, SyncResult
 from broker.coordinator.rebalance import GroupConfig, Rebalancer
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from broker.coordinator.group import Group, GroupState, Member
+from broker.coordinator.group import Group, GroupState
+from broker.coordinator.member import Member
 from broker.coordinator.offsets_topic import OffsetsTopic
 from broker.coordinator.records import (
     GroupKey,

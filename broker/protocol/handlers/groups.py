@@ -23,8 +23,8 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from broker.coordinator.group import JoinResult, SyncResult
 from broker.coordinator.group_manager import JoinRequest
+from broker.coordinator.member import JoinResult, SyncResult
 from broker.coordinator.records import OffsetValue
 from broker.protocol._entities import NO_THROTTLE, build, has_field
 from broker.protocol.registry import RequestContext, handles, response_class

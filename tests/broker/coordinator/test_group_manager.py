@@ -9,8 +9,9 @@ from typing import Any
 from coordinator_fakes import FakeClock, RecordingStore, join_request
 from kio.schema.errors import ErrorCode
 
-from broker.coordinator.group import GroupState, JoinResult
+from broker.coordinator.group import GroupState
 from broker.coordinator.group_manager import GroupManager
+from broker.coordinator.member import JoinResult
 from broker.coordinator.rebalance import GroupConfig
 
 OK = ErrorCode.none
