@@ -1,0 +1,1 @@
+"""Built-in converters: JSON (with or without the schema envelope), string, bytes, headers."""

@@ -1,0 +1,20 @@
+"""Registers the built-in converters through the same hooks third-party plugins use."""
+
+from __future__ import annotations
+
+from hub.api import Converter, HeaderConverter
+from hub.converters.bytes import ByteArrayConverter
+from hub.converters.headers import SimpleHeaderConverter, StringHeaderConverter
+from hub.converters.json import JsonConverter, JsonHeaderConverter
+from hub.converters.string import StringConverter
+from hub.plugins import hookimpl
+
+
+@hookimpl
+def sluice_converters() -> list[type[Converter]]:
+    return [JsonConverter, StringConverter, ByteArrayConverter]
+
+
+@hookimpl
+def sluice_header_converters() -> list[type[HeaderConverter]]:
+    return [SimpleHeaderConverter, JsonHeaderConverter, StringHeaderConverter]
