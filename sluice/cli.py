@@ -30,6 +30,7 @@ def _register_layers() -> None:
     from broker.cli import register as register_broker
 
     register_broker(app)
+    __import__("hub.connectors_cli").connectors_cli.register(app)  # sluice connectors ...
 
 
 def main() -> None:
