@@ -1,0 +1,369 @@
+"""Following one path across appends, rotation and truncation: ``TailedFile``.
+
+State per path: an open fd (pinned to one inode), ``read_pos`` (bytes read from it), complete
+lines read but not yet emitted, and the trailing partial line. Reading is ``os.pread`` of
+1 MiB chunks split on b"\\n" — no per-line syscalls. Each poll first ``stat``s the path:
+
+- another inode at the path (rename + recreate rotation), or no file (renamed, not yet
+  recreated): keep reading the old fd to its end first, then emit its unterminated last line
+  and pending multiline event, close it and open the new file at 0. A path that stays missing
+  is closed after ``MISSING_GRACE_S`` and remembered, so the same inode coming back resumes.
+- same inode but smaller than ``read_pos``, or its first bytes (fingerprint) changed
+  (copytruncate, ``> file``): emit what was read, then start again at 0.
+
+A record's source offset is ``{"position": byte after the event, "inode", "device",
+"fingerprint", "fingerprint_bytes"}`` so a restart can tell the same file from a rotated or
+rewritten one; a bare ``{"position"}`` (a Kafka Connect offset) is trusted when the file is
+long enough. Not thread-safe: one task thread owns it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import zlib
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from connectors.file._multiline import Event, MultilineAssembler
+from connectors.file._records import RecordFactory, make_header
+from hub.api import SourceRecord
+
+log = logging.getLogger(__name__)
+
+CHUNK_BYTES = 1 << 20
+FINGERPRINT_BYTES = 256
+MISSING_GRACE_S = 5.0
+
+
+class FileOptions(NamedTuple):
+    topic: str
+    encoding: str
+    host: str | None
+    multiline_pattern: str | None
+    multiline_timeout_s: float
+    task: str  # names the task in log lines
+
+
+class _Expect(NamedTuple):
+    """Where to resume when the path is next opened (a committed or remembered offset)."""
+
+    position: int
+    device: int | None
+    inode: int | None
+    fingerprint: str | None
+    fingerprint_bytes: int
+    committed: bool  # from a committed offset (else remembered after draining the file)
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return st if (st.st_mode & 0o170000) == 0o100000 else None  # regular files only
+
+
+def _crc(data: bytes) -> str:
+    return f"{zlib.crc32(data):08x}"
+
+
+class TailedFile:
+    def __init__(self, path: str, options: FileOptions) -> None:
+        self.path = path
+        self._opts = options
+        self._log = f"[{options.task}] {path}"
+        self._factory = RecordFactory(options.topic, {"filename": path})
+        headers = [make_header("file.path", path)]
+        if options.host is not None:
+            headers.append(make_header("file.host", options.host))
+        self._static = tuple(headers)
+        self._multiline = (
+            MultilineAssembler(options.multiline_pattern, options.multiline_timeout_s)
+            if options.multiline_pattern
+            else None
+        )
+        self.fd: int | None = None
+        self._expect: _Expect | None = None
+        self._missing_since: float | None = None
+        self._successors: list[tuple[int, os.stat_result]] = []  # newer files at the path
+        self._attach_state(-1, -1, 0)
+
+    # -- opening and resuming ---------------------------------------------------------------
+
+    def start(self, committed: Mapping[str, Any] | None, from_end: bool) -> None:
+        """First open: resume at ``committed`` if it still describes this file, else per policy."""
+        if committed is not None and "position" in committed:
+            self._expect = _Expect(
+                int(committed["position"]),
+                committed.get("device"),
+                committed.get("inode"),
+                committed.get("fingerprint"),
+                int(committed.get("fingerprint_bytes") or 0),
+                True,
+            )
+        self._try_open(_stat(self.path), from_end=from_end and self._expect is None)
+
+    def _try_open(self, st: os.stat_result | None, from_end: bool = False) -> bool:
+        if st is None:
+            return False
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return False
+        fst = os.fstat(fd)
+        exp, self._expect = self._expect, None
+        position = 0
+        if exp is not None:
+            if exp.inode is None or (exp.device, exp.inode) == (fst.st_dev, fst.st_ino):
+                if fst.st_size >= exp.position and self._fingerprint_ok(fd, exp):
+                    position = exp.position
+                else:
+                    log.warning(
+                        "%s: truncated or replaced since offset %d", self._log, exp.position
+                    )
+            elif exp.committed and self._open_predecessor(exp):
+                os.close(fd)  # the old inode is drained first; the poll loop then switches
+                return True
+        elif from_end:
+            position = _line_start_before(fd, fst.st_size)
+        self.fd = fd
+        self._attach_state(fst.st_dev, fst.st_ino, position)
+        log.info("%s: tailing from byte %d", self._log, position)
+        return True
+
+    def _open_predecessor(self, exp: _Expect) -> bool:
+        """After a rotation while stopped, finish the old inode (found beside the path)."""
+        directory = os.path.dirname(self.path) or "."
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            entries = []
+        for entry in entries:
+            try:
+                if entry.inode() != exp.inode or not entry.is_file():
+                    continue
+                fd = os.open(entry.path, os.O_RDONLY)
+            except OSError:
+                continue
+            fst = os.fstat(fd)
+            if (
+                fst.st_dev == exp.device
+                and fst.st_size >= exp.position
+                and self._fingerprint_ok(fd, exp)
+            ):
+                self.fd = fd
+                self._attach_state(fst.st_dev, fst.st_ino, exp.position)
+                log.info(
+                    "%s: finishing rotated %s from byte %d", self._log, entry.path, exp.position
+                )
+                return True
+            os.close(fd)
+        log.warning("%s: rotated while stopped; old file not found, lines after byte %d of it "
+                    "are lost", self._log, exp.position)  # fmt: skip
+        return False
+
+    @staticmethod
+    def _fingerprint_ok(fd: int, exp: _Expect) -> bool:
+        if not exp.fingerprint or not exp.fingerprint_bytes:
+            return True
+        return _crc(os.pread(fd, exp.fingerprint_bytes, 0)) == exp.fingerprint
+
+    def _attach_state(self, device: int, inode: int, position: int) -> None:
+        self._dev, self._ino = device, inode
+        self._read_pos = position
+        self._line_pos = position  # file offset where self._lines[self._li] starts
+        self._lines: list[bytes] = []
+        self._li = 0
+        self._tail = b""
+        self._seen: tuple[int, int] = (-1, -1)
+        self._fp, self._fp_len = "", 0
+        self._update_fingerprint()
+        if self._multiline is not None:
+            self._multiline.reset()
+
+    def _update_fingerprint(self) -> None:
+        if (
+            self.fd is not None
+            and self._fp_len < FINGERPRINT_BYTES
+            and self._read_pos > self._fp_len
+        ):
+            data = os.pread(self.fd, min(FINGERPRINT_BYTES, self._read_pos), 0)
+            self._fp, self._fp_len = _crc(data), len(data)
+        self._ident = {
+            "inode": self._ino,
+            "device": self._dev,
+            "fingerprint": self._fp,
+            "fingerprint_bytes": self._fp_len,
+        }
+
+    def close(self) -> None:
+        for fd, _ in self._successors:
+            os.close(fd)
+        self._successors.clear()
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    # -- polling ------------------------------------------------------------------------------
+
+    def poll(self, out: list[SourceRecord], limit: int, now: float, rescan: bool) -> None:
+        """Appends new events to ``out`` while ``len(out) < limit`` (may exceed it by the last
+        line of a finished file). A closed path is only looked for again when ``rescan``."""
+        if self.fd is None and not (rescan and self._try_open(_stat(self.path))):
+            return
+        self._watch()  # pin a new file at the path now, even if the old one takes many polls
+        for _ in range(10_000):  # bounded: each pass reads a chunk or changes state
+            self._emit(out, limit, now)
+            if len(out) >= limit:
+                return
+            st = self._watch()
+            current = st is not None and (st.st_dev, st.st_ino) == (self._dev, self._ino)
+            if current and st is not None and (st.st_size < self._read_pos or self._rewritten(st)):
+                log.warning("%s: truncated at byte %d; reading from 0", self._log, self._read_pos)
+                self._finish(out)
+                self._attach_state(self._dev, self._ino, 0)
+            if self._read_chunk():
+                continue
+            # end of the current inode
+            if self._successors:
+                self._retire(out, remember=False)
+                self.fd, fst = self._successors.pop(0)
+                self._attach_state(fst.st_dev, fst.st_ino, 0)
+                log.info("%s: rotated; reading inode %d from 0", self._log, fst.st_ino)
+                continue
+            if st is None:
+                if self._missing_since is None:
+                    self._missing_since = now
+                if now - self._missing_since >= MISSING_GRACE_S:
+                    self._retire(out, remember=True)
+                    log.info("%s: gone; closed", self._log)
+            break
+        if self._multiline is not None and self._multiline.due(now) and len(out) < limit:
+            event = self._multiline.flush()
+            if event is not None:
+                out.append(self._record(event))
+
+    def _watch(self) -> os.stat_result | None:
+        """Stats the path; opens a file that replaced ours (rotation) as the next to read, so
+        it is pinned even if it is rotated away in turn before we finish the current one."""
+        st = _stat(self.path)
+        if st is None:
+            return None
+        self._missing_since = None
+        latest = self._successors[-1][1] if self._successors else None
+        identity = (st.st_dev, st.st_ino)
+        if identity == (self._dev, self._ino) or (
+            latest is not None and identity == (latest.st_dev, latest.st_ino)
+        ):
+            return st
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        self._successors.append((fd, os.fstat(fd)))
+        return st
+
+    def _rewritten(self, st: os.stat_result) -> bool:
+        """Same inode, but the first bytes differ from what was read: truncated and refilled."""
+        seen = (st.st_size, st.st_mtime_ns)
+        if seen == self._seen or not self._fp_len or self.fd is None:
+            return False
+        self._seen = seen
+        return _crc(os.pread(self.fd, self._fp_len, 0)) != self._fp
+
+    def _read_chunk(self) -> bool:
+        assert self.fd is not None and self._li == len(self._lines)
+        data = os.pread(self.fd, CHUNK_BYTES, self._read_pos)
+        if not data:
+            return False
+        self._read_pos += len(data)
+        buf = self._tail + data if self._tail else data
+        lines = buf.split(b"\n")
+        self._tail = lines.pop()
+        self._lines, self._li = lines, 0
+        self._line_pos = self._read_pos - len(buf)
+        self._update_fingerprint()
+        return True
+
+    def _emit(self, out: list[SourceRecord], limit: int, now: float) -> None:
+        if self._multiline is not None:
+            self._emit_multiline(out, limit, now)
+            return
+        lines, i, pos = self._lines, self._li, self._line_pos
+        stop = min(len(lines), i + max(0, limit - len(out)))
+        enc, static, ident, make = (
+            self._opts.encoding,
+            self._static,
+            self._ident,
+            self._factory.make,
+        )
+        append = out.append
+        while i < stop:
+            raw = lines[i]
+            end = pos + len(raw) + 1
+            if raw[-1:] == b"\r":
+                raw = raw[:-1]
+            headers = (*static, make_header("file.offset", pos))
+            append(make(raw.decode(enc, "replace"), headers, {"position": end, **ident}))
+            pos = end
+            i += 1
+        self._li, self._line_pos = i, pos
+
+    def _emit_multiline(self, out: list[SourceRecord], limit: int, now: float) -> None:
+        assert self._multiline is not None
+        lines, i, pos, enc = self._lines, self._li, self._line_pos, self._opts.encoding
+        while i < len(lines) and len(out) < limit:
+            raw = lines[i]
+            end = pos + len(raw) + 1
+            if raw[-1:] == b"\r":
+                raw = raw[:-1]
+            event = self._multiline.add(pos, end, raw.decode(enc, "replace"), now)
+            if event is not None:
+                out.append(self._record(event))
+            pos = end
+            i += 1
+        self._li, self._line_pos = i, pos
+
+    def _record(self, event: Event) -> SourceRecord:
+        headers = (*self._static, make_header("file.offset", event.start))
+        return self._factory.make(event.text, headers, {"position": event.end, **self._ident})
+
+    def _finish(self, out: list[SourceRecord]) -> None:
+        """No more bytes will come from this inode/content: emit everything read so far,
+        including an unterminated last line (it can no longer be completed)."""
+        self._emit(out, 1 << 62, 0.0)
+        if self._tail:
+            start, raw = self._read_pos - len(self._tail), self._tail.removesuffix(b"\r")
+            self._tail = b""
+            event: Event | None = Event(
+                start, self._read_pos, raw.decode(self._opts.encoding, "replace")
+            )
+            if self._multiline is not None and event is not None:
+                event = self._multiline.add(event.start, event.end, event.text, 0.0)
+            if event is not None:
+                out.append(self._record(event))
+        if self._multiline is not None:
+            event = self._multiline.flush()
+            if event is not None:
+                out.append(self._record(event))
+
+    def _retire(self, out: list[SourceRecord], remember: bool) -> None:
+        self._finish(out)
+        if remember:
+            self._expect = _Expect(
+                self._read_pos, self._dev, self._ino, self._fp, self._fp_len, False
+            )
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def _line_start_before(fd: int, size: int) -> int:
+    """Start of the line containing byte ``size`` (so read.from=end never emits a fragment)."""
+    window = min(size, 64 * 1024)
+    data = os.pread(fd, window, size - window)
+    cut = data.rfind(b"\n")
+    if cut >= 0:
+        return size - window + cut + 1
+    return 0 if window == size else size
