@@ -1,0 +1,224 @@
+"""``sluice connectors`` against a real HTTP server: uvicorn serving the REST app on a free port.
+
+The app is backed by the fake in-memory herder (tests/hub/rest/fake_herder.py), so these tests
+cover the command line and its HTTP client end to end over a socket, not the runtime.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+from fastapi import FastAPI
+from typer.testing import CliRunner
+
+from hub import connectors_cli
+from hub.connectors_cli import connectors_app
+from hub.rest import create_app
+from tests.hub.rest.fake_herder import SINK, SOURCE, FakeHerder
+
+TOKEN = "cli-token"
+
+
+class Served:
+    """A uvicorn server in a thread, on a port the OS picked."""
+
+    def __init__(self, app: FastAPI) -> None:
+        self.app = app
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
+        )
+
+    def __enter__(self) -> Served:
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise AssertionError("uvicorn did not start within 10s")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+        self.sock.close()
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[Served]:
+    with Served(create_app(FakeHerder(), {})) as running:
+        yield running
+
+
+@pytest.fixture
+def herder(served: Served) -> FakeHerder:
+    fresh = FakeHerder()
+    served.app.state.herder = fresh
+    return fresh
+
+
+@pytest.fixture
+def sluice(served: Served, herder: FakeHerder, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Runs ``sluice connectors ARGS`` against the served app (via SLUICE_REST_URL)."""
+    monkeypatch.setenv("SLUICE_REST_URL", served.url)
+    for console in (connectors_cli.out, connectors_cli.err):
+        monkeypatch.setattr(console, "_width", 200)
+    runner = CliRunner()
+
+    def run(*args: str, input: str | None = None):  # type: ignore[no-untyped-def]
+        return runner.invoke(connectors_app, list(args), input=input)
+
+    return run
+
+
+def write(tmp_path: Path, name: str, value: object) -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(value))
+    return str(path)
+
+
+def quickstart(tmp_path: Path) -> str:
+    """Kafka Connect's quickstart payload for the file source, as users have it."""
+    config = {"connector.class": SOURCE, "tasks.max": "1", "file": "test.txt", "topic": "t"}
+    return write(tmp_path, "source.json", {"name": "local-file-source", "config": config})
+
+
+def test_create_list_status_delete(sluice, herder: FakeHerder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    result = sluice("create", quickstart(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert "created connector local-file-source (source, 1 task(s))" in result.output
+    listed = sluice("list")
+    assert "local-file-source" in listed.output and "RUNNING" in listed.output
+    assert "FileStreamSourceConnector" in listed.output
+    status = sluice("status", "local-file-source")
+    assert "RUNNING" in status.output and "127.0.0.1:8083" in status.output
+    assert sluice("delete", "local-file-source").exit_code == 0
+    assert herder.connectors() == []
+    assert "no connectors" in sluice("list").output
+
+
+def test_create_flat_config_from_stdin_with_name(sluice, herder: FakeHerder) -> None:  # type: ignore[no-untyped-def]
+    flat = json.dumps({"connector.class": SINK, "file": "out.txt", "topics": "t"})
+    result = sluice("create", "-", "--name", "sink", input=flat)
+    assert result.exit_code == 0, result.output
+    assert herder.connector_info("sink")["type"] == "sink"
+
+
+def test_create_invalid_lists_each_field(sluice, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = write(tmp_path, "bad.json", {"name": "bad", "config": {"connector.class": SOURCE}})
+    result = sluice("create", path)
+    assert result.exit_code == 1
+    assert "topic: Missing required configuration" in result.output
+    assert "file: Missing required configuration" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_create_errors_before_any_request(sluice, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert "cannot read" in sluice("create", str(tmp_path / "missing.json")).output
+    (tmp_path / "broken.json").write_text("{")
+    assert "not valid JSON" in sluice("create", str(tmp_path / "broken.json")).output
+    nameless = write(tmp_path, "nameless.json", {"connector.class": SOURCE})
+    assert "--name" in sluice("create", nameless).output
+
+
+def test_create_existing_hints_at_config(sluice, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = quickstart(tmp_path)
+    sluice("create", path)
+    result = sluice("create", path)
+    assert result.exit_code == 1 and "already exists" in result.output
+    assert "sluice connectors config local-file-source --set" in result.output
+
+
+def test_config_print_set_unset(sluice, herder: FakeHerder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    sluice("create", quickstart(tmp_path))
+    printed = json.loads(sluice("config", "local-file-source").stdout)
+    assert printed["topic"] == "t" and printed["name"] == "local-file-source"
+    result = sluice("config", "local-file-source", "--set", "topic=u", "--set", "x=1=2")
+    assert result.exit_code == 0, result.output
+    assert herder.connector_config("local-file-source")["x"] == "1=2"
+    sluice("config", "local-file-source", "--unset", "x")
+    assert "x" not in herder.connector_config("local-file-source")
+    assert sluice("config", "local-file-source", "--set", "novalue").exit_code == 1
+
+
+def test_pause_resume_stop_restart(sluice, herder: FakeHerder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    sluice("create", quickstart(tmp_path))
+    name = "local-file-source"
+    for verb, state in (("pause", "PAUSED"), ("resume", "RUNNING"), ("stop", "STOPPED")):
+        assert sluice(verb, name).exit_code == 0
+        assert herder.connector_status(name)["connector"]["state"] == state
+    sluice("resume", name)
+    herder.fail_task(name, 0, "Traceback...\nValueError: bad line")
+    assert "ValueError: bad line" in sluice("status", name).output
+    result = sluice("restart", name, "--include-tasks", "--only-failed")
+    assert result.exit_code == 0 and "RESTARTING" in result.output
+    assert herder.calls[-1] == ("restart_connector", name, True, True)
+    assert sluice("restart", name, "--task", "0").exit_code == 0
+    assert herder.calls[-1] == ("restart_task", name, 0)
+
+
+def test_offsets_flow(sluice, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    sluice("create", quickstart(tmp_path))
+    name = "local-file-source"
+    entry = {"partition": {"filename": "test.txt"}, "offset": {"position": 7}}
+    offsets_file = write(tmp_path, "offsets.json", {"offsets": [entry]})
+    refused = sluice("offsets", name, "--set", offsets_file)
+    assert refused.exit_code == 1
+    assert f"sluice connectors stop {name}" in refused.output
+    sluice("stop", name)
+    assert "altered" in sluice("offsets", name, "--set", offsets_file).output
+    assert json.loads(sluice("offsets", name).stdout) == {"offsets": [entry]}
+    assert "reset" in sluice("offsets", name, "--reset").output
+    assert json.loads(sluice("offsets", name).stdout) == {"offsets": []}
+
+
+def test_unknown_connector_hints_at_list(sluice) -> None:  # type: ignore[no-untyped-def]
+    result = sluice("status", "ghost")
+    assert result.exit_code == 1
+    assert "Connector ghost not found" in result.output
+    assert "sluice connectors list" in result.output
+
+
+def test_unreachable_api(sluice) -> None:  # type: ignore[no-untyped-def]
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    result = sluice("list", "--url", url)
+    assert result.exit_code == 1
+    assert "cannot reach the REST API" in result.output and "sluice up" in result.output
+
+
+def test_authentication(monkeypatch: pytest.MonkeyPatch) -> None:
+    app = create_app(FakeHerder(), {"rest.auth.token": TOKEN, "rest.auth.basic": "u:p"})
+    runner = CliRunner()
+    with Served(app) as served:
+        monkeypatch.setenv("SLUICE_REST_URL", served.url)
+        denied = runner.invoke(connectors_app, ["list"])
+        assert denied.exit_code == 1 and "--token" in denied.output
+        assert runner.invoke(connectors_app, ["list", "--token", TOKEN]).exit_code == 0
+        assert runner.invoke(connectors_app, ["list", "--user", "u:p"]).exit_code == 0
+        monkeypatch.setenv("SLUICE_REST_TOKEN", TOKEN)
+        assert runner.invoke(connectors_app, ["list"]).exit_code == 0
+
+
+def test_registered_in_sluice_cli() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "sluice", "connectors", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "offsets" in result.stdout and "restart" in result.stdout
