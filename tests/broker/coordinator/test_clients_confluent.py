@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import time
 from collections import Counter
 
 import pytest
 from confluent_kafka import ConsumerGroupState, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
-from group_clients import confluent_consumer, create_topic, poll_until, produce
+from group_clients import FAST_GROUP, confluent_consumer, create_topic, poll_until, produce
 
 from tests.fixtures.broker import BrokerProcess
 
@@ -16,14 +20,18 @@ def assigned(consumer: object) -> set[int]:
     return {tp.partition for tp in consumer.assignment()}  # type: ignore[attr-defined]
 
 
-def test_rebalance_as_members_join_and_leave(broker: BrokerProcess, topic_name: str) -> None:
+@pytest.mark.parametrize("assignor", ["range", "cooperative-sticky"])
+def test_rebalance_as_members_join_and_leave(
+    broker: BrokerProcess, topic_name: str, assignor: str
+) -> None:
     create_topic(broker.bootstrap, topic_name, 6)
     group = f"{topic_name}-g"
-    first = confluent_consumer(broker.bootstrap, group)
+    strategy = {"partition.assignment.strategy": assignor}
+    first = confluent_consumer(broker.bootstrap, group, **strategy)
     first.subscribe([topic_name])
     poll_until([first], lambda: assigned(first) == set(range(6)), what="first gets all 6")
 
-    second = confluent_consumer(broker.bootstrap, group)
+    second = confluent_consumer(broker.bootstrap, group, **strategy)
     second.subscribe([topic_name])
     members = [first, second]
 
@@ -96,3 +104,44 @@ def test_admin_lists_describes_and_deletes_groups(broker: BrokerProcess, topic_n
     member.close()
     assert idle not in {g.group_id for g in admin.list_consumer_groups().result(10).valid}
     admin.delete_consumer_groups([live])[live].result(10)
+
+
+_MEMBER_SCRIPT = """
+import json, sys
+from confluent_kafka import Consumer
+bootstrap, group, topic, settings = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, **settings})
+consumer.subscribe([topic])
+announced = False
+while True:
+    consumer.poll(0.05)
+    if consumer.assignment() and not announced:
+        print("assigned", flush=True)
+        announced = True
+"""
+
+
+def test_crashed_member_is_expired_after_its_session_timeout(
+    broker: BrokerProcess, topic_name: str
+) -> None:
+    """A member that dies without LeaveGroup loses its partitions when its session expires."""
+    create_topic(broker.bootstrap, topic_name, 4)
+    group = f"{topic_name}-g"
+    survivor = confluent_consumer(broker.bootstrap, group)
+    survivor.subscribe([topic_name])
+    poll_until([survivor], lambda: assigned(survivor) == set(range(4)), what="all 4")
+    args = [broker.bootstrap, group, topic_name, json.dumps(FAST_GROUP)]
+    crasher = subprocess.Popen(
+        [sys.executable, "-c", _MEMBER_SCRIPT, *args], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        poll_until([survivor], lambda: len(assigned(survivor)) == 2, what="a split")
+        assert crasher.stdout is not None and crasher.stdout.readline() == "assigned\n"
+    finally:
+        crasher.kill()
+        crasher.wait()
+    started = time.monotonic()
+    poll_until([survivor], lambda: assigned(survivor) == set(range(4)), what="takeover")
+    elapsed = time.monotonic() - started
+    survivor.close()
+    assert 4 < elapsed < 20, f"takeover after {elapsed:.1f}s; the session timeout is 6 s"
