@@ -290,25 +290,20 @@ class TailedFile:
         if self._multiline is not None:
             self._emit_multiline(out, limit, now)
             return
-        lines, i, pos = self._lines, self._li, self._line_pos
-        stop = min(len(lines), i + max(0, limit - len(out)))
-        enc, static, ident, make = (
-            self._opts.encoding,
-            self._static,
-            self._ident,
-            self._factory.make,
-        )
-        append = out.append
-        while i < stop:
-            raw = lines[i]
-            end = pos + len(raw) + 1
-            if raw[-1:] == b"\r":
-                raw = raw[:-1]
-            headers = (*static, make_header("file.offset", pos))
-            append(make(raw.decode(enc, "replace"), headers, {"position": end, **ident}))
-            pos = end
-            i += 1
-        self._li, self._line_pos = i, pos
+        i = self._li
+        stop = min(len(self._lines), i + max(0, limit - len(out)))
+        if stop > i:
+            self._line_pos = self._factory.extend_lines(
+                out,
+                self._lines,
+                i,
+                stop,
+                self._line_pos,
+                self._opts.encoding,
+                self._static,
+                self._ident,
+            )
+            self._li = stop
 
     def _emit_multiline(self, out: list[SourceRecord], limit: int, now: float) -> None:
         assert self._multiline is not None
