@@ -39,10 +39,17 @@ class RetentionMixin:
     ident: str
     directory: Path
 
-    def _set_segments(self, segments: tuple[Segment, ...]) -> None: ...
-    def _write_log_start(self) -> None: ...
-    def _new_segment(self, base: int) -> Segment: ...
-    def _rebuild_producer_state(self) -> None: ...
+    def _set_segments(self, segments: tuple[Segment, ...]) -> None:
+        raise NotImplementedError
+
+    def _write_log_start(self) -> None:
+        raise NotImplementedError
+
+    def _new_segment(self, base: int) -> Segment:
+        raise NotImplementedError
+
+    def _rebuild_producer_state(self) -> None:
+        raise NotImplementedError
 
     def delete_old_segments(self, now_ms: int | None = None) -> int:
         """Applies retention.ms / retention.bytes (if cleanup.policy has ``delete``) and drops

@@ -113,7 +113,7 @@ def peek_size(buf: bytes | memoryview, pos: int = 0) -> int | None:
     if len(buf) - pos < LOG_OVERHEAD:
         return None
     _, length = _OFFSET_AND_LENGTH.unpack_from(buf, pos)
-    return length + LOG_OVERHEAD
+    return int(length) + LOG_OVERHEAD
 
 
 def validate(buf: bytes | memoryview, pos: int = 0) -> BatchHeader:

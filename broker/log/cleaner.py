@@ -40,7 +40,7 @@ from crc32c import crc32c
 
 from broker.log import batch, files
 from broker.log.partition_log import Clock, wall_clock_ms
-from broker.log.records import DecodedBatch, build_batch, decode_batches
+from broker.log.records import DecodedBatch, Record, build_batch, decode_batches
 from broker.log.segment import BatchPosition, Segment
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ class LogCleaner:
 
     def _survivors(
         self, decoded: DecodedBatch, latest: dict[bytes, int], now: int, retention: int
-    ) -> tuple[list, int]:
+    ) -> tuple[list[Record], int]:
         """(records to keep, earliest future tombstone expiry among them)."""
         keep, deadline = [], _NEVER
         for record in decoded.records:
@@ -162,10 +162,10 @@ class LogCleaner:
                 positions.append(BatchPosition(base, last, len(pending), len(data), max_ts))
                 pending += data
                 if len(pending) >= 1 << 20:
-                    new.append(pending, positions)
+                    new.append([pending], len(pending), positions)
                     pending, positions = bytearray(), []
             if pending:
-                new.append(pending, positions)
+                new.append([pending], len(pending), positions)
             new.on_roll()
             new.fsync()
         finally:
@@ -173,7 +173,7 @@ class LogCleaner:
         return build_dir, deadline
 
 
-def _encode(decoded: DecodedBatch, keep: list, raw: bytes) -> bytes:
+def _encode(decoded: DecodedBatch, keep: list[Record], raw: bytes) -> bytes:
     """Re-encodes surviving records like the original batch (codec, producer, epoch, type)."""
     data = bytearray(
         build_batch(

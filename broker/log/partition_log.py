@@ -1,11 +1,12 @@
 """PartitionLog: one topic partition as an ordered list of segments.
 
 Append path (never decodes a record): validate every batch's header and CRC-32C
-(``batch.iter_batches``), check idempotent-producer sequences, copy the request into one
-``bytearray``, rewrite each batch's base offset and leader epoch (outside the CRC), and, for
+(``batch.iter_batches``), check idempotent-producer sequences, rewrite each batch's base
+offset and leader epoch (outside the CRC) in a copy of its header only, and, for
 ``message.timestamp.type=LogAppendTime``, set the timestamp-type bit and ``maxTimestamp`` to
 the broker's clock; those two fields *are* covered by the CRC, so only in that mode is the CRC
-recomputed. Then one ``os.write`` to the active segment (O_APPEND).
+recomputed (``_append``). Then one ``os.writev`` of headers + untouched payload views to the
+active segment (O_APPEND): one syscall, no payload copy.
 
 Read path: find the segment by base offset (bisect), the batch containing the offset via the
 sparse offset index plus a short header scan, the end of the range via the index again, and
@@ -25,10 +26,8 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-
-from crc32c import crc32c
 
 from broker.errors import (
     InvalidRecordError,
@@ -37,6 +36,7 @@ from broker.errors import (
     StorageError,
 )
 from broker.log import batch, files
+from broker.log._append import stamp
 from broker.log._retention import RetentionMixin
 from broker.log.config import INT32_MAX, LogConfig
 from broker.log.producer_state import ProducerStateManager
@@ -168,7 +168,7 @@ class PartitionLog(RetentionMixin):
             for b in segment.scan():
                 if start is None or b.base_offset >= start:
                     head = batch.read_header(os.pread(segment.fd, batch.HEADER_SIZE, b.position))
-                    self._producers.update(head)
+                    self._producers.update(head, head.base_offset, head.max_timestamp)
 
     # ------------------------------------------------------------ offsets
 
@@ -217,58 +217,36 @@ class PartitionLog(RetentionMixin):
         with self._lock:
             if self._closed:
                 raise StorageError(f"log {self.ident} is closed")
-            duplicate = self._producers.check([h for _, h in located])
+            headers = [h for _, h in located]
+            duplicate = self._producers.check(headers)
             if duplicate is not None:
                 return AppendInfo(
                     duplicate.first_offset, duplicate.last_offset, -1, self._log_start, True
                 )
             now = self.clock() if now_ms is None else now_ms
-            buf, positions, headers = self._assign(records, located, leader_epoch, now)
-            segment = self._maybe_roll(len(buf), positions, now)
+            append_time = now if self.config.log_append_time else None
+            first = self.log_end_offset
+            iov, positions = stamp(records, located, first, leader_epoch, append_time)
+            size = positions[-1].position + positions[-1].size
+            segment = self._maybe_roll(size, positions, now)
             try:
-                segment.append(buf, positions)
+                segment.append(iov, size, positions)
             except OSError as exc:
                 raise self._storage_error(exc, "append to") from exc
             if not self._dirty or self._dirty[-1] is not segment:
                 self._dirty.append(segment)
-            for header in headers:
-                self._producers.update(header)
+            for header, position in zip(headers, positions, strict=True):
+                if header.producer_id >= 0:
+                    self._producers.update(header, position.base_offset, position.max_timestamp)
+                self._unflushed_messages += header.record_count
             if self.hw_follows_leo:
                 self._hw = segment.next_offset
-            self._unflushed_messages += sum(h.record_count for h in headers)
-            log_append_time = now if self.config.log_append_time else -1
             return AppendInfo(
-                positions[0].base_offset,
+                first,
                 positions[-1].last_offset,
-                log_append_time,
+                -1 if append_time is None else append_time,
                 self._log_start,
             )
-
-    def _assign(
-        self, records: bytes, located: list[tuple[int, batch.BatchHeader]], epoch: int, now: int
-    ) -> tuple[bytearray, list[BatchPosition], list[batch.BatchHeader]]:
-        """Copies the request and stamps offsets, epoch and (LogAppendTime) timestamps."""
-        buf = bytearray(records)
-        offset = self.log_end_offset
-        append_time = self.config.log_append_time
-        positions, headers = [], []
-        for pos, header in located:
-            batch.set_base_offset(buf, pos, offset)
-            batch.set_leader_epoch(buf, pos, epoch)
-            max_ts = header.max_timestamp
-            if append_time:
-                max_ts = now
-                buf[pos + 21 : pos + 23] = (header.attributes | batch.ATTR_TIMESTAMP_TYPE).to_bytes(
-                    2, "big"
-                )
-                buf[pos + 35 : pos + 43] = now.to_bytes(8, "big", signed=True)
-                crc = crc32c(memoryview(buf)[pos + 21 : pos + header.size])
-                buf[pos + 17 : pos + 21] = crc.to_bytes(4, "big")
-            last = offset + header.last_offset_delta
-            positions.append(BatchPosition(offset, last, pos, header.size, max_ts))
-            headers.append(replace(header, base_offset=offset, max_timestamp=max_ts))
-            offset = last + 1
-        return buf, positions, headers
 
     def _storage_error(self, exc: OSError, action: str) -> StorageError:
         if is_disk_full(exc):
@@ -288,7 +266,11 @@ class PartitionLog(RetentionMixin):
             return active
         cfg = self.config
         first_ts = active.first_timestamp
-        newest = max(p.max_timestamp for p in positions)
+        newest = (
+            positions[0].max_timestamp
+            if len(positions) == 1
+            else max(p.max_timestamp for p in positions)
+        )
         age = (
             newest - first_ts if first_ts is not None and first_ts >= 0 else now - active.created_ms
         )

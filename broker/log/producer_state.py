@@ -109,8 +109,8 @@ class ProducerStateManager:
             expected[pid] = (epoch, header.last_sequence)
         return None
 
-    def update(self, header: BatchHeader) -> None:
-        """Records an appended batch (``header`` carries its assigned offsets)."""
+    def update(self, header: BatchHeader, base_offset: int, max_timestamp: int) -> None:
+        """Records an appended batch; ``base_offset``/``max_timestamp`` as written to the log."""
         if not _is_idempotent(header):
             return
         entry = self.producers.get(header.producer_id)
@@ -120,9 +120,9 @@ class ProducerStateManager:
             BatchMetadata(
                 header.base_sequence,
                 header.last_sequence,
-                header.base_offset,
-                header.last_offset,
-                header.max_timestamp,
+                base_offset,
+                base_offset + header.last_offset_delta,
+                max_timestamp,
             )
         )
 

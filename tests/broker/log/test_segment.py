@@ -17,7 +17,9 @@ def fill(segment: Segment, count: int, start: int = 0) -> list[bytes]:
     for i in range(count):
         data = bytearray(make_batch([b"v%d" % i], timestamp=100 + i))
         data[0:8] = (start + i).to_bytes(8, "big")
-        segment.append(data, [BatchPosition(start + i, start + i, 0, len(data), 100 + i)])
+        segment.append(
+            [data], len(data), [BatchPosition(start + i, start + i, 0, len(data), 100 + i)]
+        )
         written.append(bytes(data))
     return written
 
@@ -52,13 +54,15 @@ def test_disk_full_leaves_nothing_partial(tmp_path: Path, monkeypatch: pytest.Mo
     size = plog.size_bytes()
     real_write = os.write
 
-    def half_then_enospc(fd: int, data: bytes) -> int:
-        if len(data) > 60:
-            real_write(fd, bytes(data)[: len(data) // 2])
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return real_write(fd, data)
+    def short_writev(fd: int, buffers: list[bytes]) -> int:
+        data = b"".join(buffers)
+        return real_write(fd, data[: len(data) // 2])  # the disk filled up mid-write...
 
-    monkeypatch.setattr(os, "write", half_then_enospc)
+    def enospc(fd: int, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")  # ...and stays full
+
+    monkeypatch.setattr(os, "writev", short_writev)
+    monkeypatch.setattr(os, "write", enospc)
     with pytest.raises(StorageError, match=r"disk full.*Free space"):
         plog.append(make_batch([b"x" * 100]))
     monkeypatch.undo()
