@@ -287,11 +287,14 @@ class GroupManager:
                     continue
                 member_id = holder
             if member_id in group.pending_members:
+                # never a real member: nothing to rebalance, but a join may be waiting on it
                 del group.pending_members[member_id]
-            elif not self.rebalance.remove(group, member_id, "left the group"):
+                self.rebalance.maybe_complete_join(group)
+            elif self.rebalance.remove(group, member_id, "left the group"):
+                removed.append(member_id)
+            else:
                 errors.append(ErrorCode.unknown_member_id)
                 continue
-            removed.append(member_id)
             errors.append(ErrorCode.none)
         if group is not None and removed:
             self.rebalance.after_removal(group, f"{len(removed)} member(s) left")

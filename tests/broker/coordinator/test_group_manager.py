@@ -292,3 +292,14 @@ def test_pending_member_that_never_rejoins_expires(manager: GroupManager, clock:
         assert manager.groups["g"].state is GroupState.STABLE
 
     run(scenario)
+
+
+def test_pending_member_leaving_does_not_disturb_a_stable_group(manager: GroupManager) -> None:
+    async def scenario() -> None:
+        await stable_group_of_one(manager)
+        ghost = await new_member_id(manager, client_id="ghost")
+        assert manager.leave("g", [(ghost, None)]) == [OK]
+        group = manager.groups["g"]
+        assert group.state is GroupState.STABLE and not group.pending_members
+
+    run(scenario)
