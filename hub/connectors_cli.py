@@ -148,7 +148,8 @@ def create(
     body = _read_json(file)
     if not isinstance(body, dict):
         fail(f"{file} must hold a JSON object")
-    config = body.get("config") if isinstance(body.get("config"), dict) else body
+    nested = body.get("config")
+    config: dict[str, Any] = nested if isinstance(nested, dict) else body
     chosen = name or body.get("name") or config.get("name")
     if not chosen:
         fail(f"{file} names no connector", 'add "name" to the file or pass --name NAME')

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import Depends, FastAPI
+from fastapi import FastAPI
 
 from hub.rest import connectors, loggers, offsets, plugins, root
-from hub.rest.auth import Authenticator, check_bind
+from hub.rest.auth import auth_dependencies, check_bind
 from hub.rest.errors import install_error_handlers
 from sluice import __version__
 
@@ -46,7 +46,7 @@ def create_app(
     app.state.herder = herder
     app.state.logger_levels_modified = {}
     install_error_handlers(app)
-    secured = [Depends(Authenticator(worker_config))]
+    secured = auth_dependencies(worker_config)
     for module in (root, connectors, offsets, plugins, loggers):
         app.include_router(module.router, dependencies=secured)
     return app

@@ -50,11 +50,10 @@ def check_bind(worker_config: Any, allow_unauthenticated: bool | None = None) ->
     host = str(setting(worker_config, "rest.host.name", "127.0.0.1"))
     if is_loopback(host) or auth_configured(worker_config):
         return
-    allowed = allow_unauthenticated
-    if allowed is None:
-        allowed = str(setting(worker_config, "rest.auth.allow.unauthenticated", "false"))
-        allowed = allowed.lower() == "true"
-    if not allowed:
+    if allow_unauthenticated is None:
+        flag = setting(worker_config, "rest.auth.allow.unauthenticated", "false")
+        allow_unauthenticated = str(flag).lower() == "true"
+    if not allow_unauthenticated:
         raise InsecureBindError(
             f"refusing to serve the REST API on {host} without authentication: anyone who "
             "can reach it could run connectors. Set rest.auth.token or rest.auth.basic "
@@ -69,8 +68,20 @@ def auth_configured(worker_config: Any) -> bool:
     )
 
 
+def auth_dependencies(worker_config: Any) -> list[Any]:
+    """Router dependencies: none without credentials (so a stray or malformed Authorization
+    header cannot fail a request to an open API), else the Authenticator."""
+    if not auth_configured(worker_config):
+        return []
+    return [Depends(Authenticator(worker_config))]
+
+
 class Authenticator:
-    """A FastAPI dependency checking each request against the configured credentials."""
+    """A FastAPI dependency checking each request against the configured credentials.
+
+    The unused ``bearer``/``basic`` parameters declare both schemes in the OpenAPI document, so
+    the docs page offers an "Authorize" button; the check itself reads the header directly.
+    """
 
     def __init__(self, worker_config: Any) -> None:
         self.token = secret(worker_config, "rest.auth.token")
@@ -86,8 +97,6 @@ class Authenticator:
         bearer: HTTPAuthorizationCredentials | None = Depends(_bearer),  # noqa: B008
         basic: HTTPBasicCredentials | None = Depends(_basic),  # noqa: B008
     ) -> None:
-        if not (self.token or self.basic):
-            return
         header = request.headers.get("authorization", "")
         scheme, _, value = header.partition(" ")
         value = value.strip()

@@ -34,8 +34,10 @@ from hub.runtime.errors import NotFoundError
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/connectors", tags=["connectors"])
 
-_ACCEPTED = {202: {"description": "Accepted; the change happens asynchronously."}}
-_NO_CONTENT = {204: {"description": "Done."}}
+_ACCEPTED: dict[int | str, dict[str, Any]] = {
+    202: {"description": "Accepted; the change happens asynchronously."}
+}
+_NO_CONTENT: dict[int | str, dict[str, Any]] = {204: {"description": "Done."}}
 
 
 def checked_name(name: str) -> str:

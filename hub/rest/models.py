@@ -9,7 +9,7 @@ into their JSON text (``5`` -> ``"5"``, ``true`` -> ``"true"``), as Connect's JS
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -145,9 +145,6 @@ class ConfigInfos(_Open):
     error_count: int
     groups: list[str]
     configs: list[ConfigInfo]
-
-
-KafkaLevel = Literal["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF"]
 
 
 class LoggerLevel(_Open):
