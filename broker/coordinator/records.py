@@ -112,7 +112,10 @@ class _Reader:
         self.pos = 0
 
     def _take(self, fmt: str) -> int:
-        (v,) = struct.unpack_from(fmt, self.data, self.pos)
+        try:
+            (v,) = struct.unpack_from(fmt, self.data, self.pos)
+        except struct.error as exc:  # a short record: report it like any other bad value
+            raise ValueError(f"record ends early: {exc}") from None
         self.pos += struct.calcsize(fmt)
         return int(v)
 
@@ -136,9 +139,11 @@ class _Reader:
         return raw.decode()
 
     def bytes_(self) -> bytes:
-        n = self.int32()
-        raw = self.data[self.pos : self.pos + max(n, 0)]
-        self.pos += max(n, 0)
+        n = max(self.int32(), 0)  # null bytes (-1) read as empty, as Kafka's loader does
+        raw = self.data[self.pos : self.pos + n]
+        if len(raw) != n:
+            raise ValueError("bytes run past the end of the record")
+        self.pos += n
         return raw
 
 

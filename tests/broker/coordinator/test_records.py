@@ -54,3 +54,14 @@ def test_partition_mapping_matches_kafka() -> None:
     assert partition_for("polygenelubricants", 50) == 0
     assert partition_for("hello", 50) == 99162322 % 50
     assert 0 <= partition_for("é-group", 50) < 50
+
+
+def test_truncated_values_raise_value_error() -> None:
+    raw = encode_group(GroupValue("consumer", 1, "range", "m", 0, ()))
+    for cut in (1, 5, len(raw) - 1):
+        with pytest.raises(ValueError):
+            decode_group(raw[:cut])
+    with pytest.raises(ValueError):
+        decode_offset(encode_offset(OffsetValue(1))[:9])
+    with pytest.raises(ValueError):
+        decode_key(b"\x00")
