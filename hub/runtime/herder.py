@@ -1,0 +1,422 @@
+"""The Herder: the REST API's one entry point, deciding what runs (docs/contracts.md).
+
+Semantics are Kafka Connect's standalone mode with topic-backed stores: this worker runs every
+connector, and connector configs, target states, task configs, source offsets and statuses all
+live in compacted topics, so a restarted worker (same topics) resumes every connector in its
+last target state from its committed offsets. Changing or restarting one connector stops and
+starts only that connector's instance and tasks.
+
+Thread safety: every public method takes one re-entrant lock, so REST calls (FastAPI's thread
+pool) and task-reconfiguration requests from connector threads are serialised; the work they
+start runs on task threads, and the lock is never held while waiting on a task's data flow
+(stopping a task waits at most ``task.shutdown.graceful.timeout.ms``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from hub.api import ConfigError
+from hub.runtime import connector_offsets as offsets_api
+from hub.runtime import validation
+from hub.runtime.config import WorkerConfig
+from hub.runtime.errors import AlreadyExistsError, BadRequestError, ConflictError, NotFoundError
+from hub.runtime.storage import (
+    ConfigStore,
+    KafkaConfigStore,
+    KafkaOffsetStore,
+    KafkaStatusStore,
+    OffsetStore,
+    StatusStore,
+)
+from hub.runtime.topic_admin import TopicAdmin
+from hub.runtime.worker import Worker, connector_class, connector_type
+from hub.runtime.worker_task import ConnectorTaskId
+
+log = logging.getLogger(__name__)
+
+PLUGIN_KINDS = (
+    ("transforms", "transformation"),
+    ("predicates", "predicate"),
+    ("converters", "converter"),
+    ("header_converters", "header_converter"),
+)
+
+
+class Herder:
+    def __init__(
+        self,
+        config: WorkerConfig,
+        *,
+        registry: Any = None,
+        config_store: ConfigStore | None = None,
+        offset_store: OffsetStore | None = None,
+        status_store: StatusStore | None = None,
+        admin: TopicAdmin | None = None,
+    ) -> None:
+        if registry is None:
+            from hub.plugins.manager import get_plugin_manager
+
+            registry = get_plugin_manager()
+        self.config = config
+        self.registry = registry
+        self.admin = admin or TopicAdmin(config.client_config("admin"))
+        client = config.client_config("admin")
+        rf = config.internal_topic_replication_factor
+        self.configs = config_store or KafkaConfigStore(
+            config.config_storage_topic, client, replication_factor=rf, admin=self.admin
+        )
+        self.offsets = offset_store or KafkaOffsetStore(
+            config.offset_storage_topic, client, partitions=config.offset_storage_partitions,
+            replication_factor=rf, admin=self.admin,
+        )  # fmt: skip
+        self.statuses = status_store or KafkaStatusStore(
+            config.status_storage_topic, client, partitions=config.status_storage_partitions,
+            replication_factor=rf, admin=self.admin,
+        )  # fmt: skip
+        self.worker = Worker(config, registry, self.offsets, self.statuses, admin=self.admin)
+        self.worker.on_reconfigure = self._request_reconfiguration
+        self.worker_id = config.worker_id
+        self._lock = threading.RLock()
+        self._cluster_id = ""
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def start(self) -> None:
+        """Loads the stores (read to end), then starts every connector in its target state."""
+        for store in (self.configs, self.offsets, self.statuses):
+            store.start()
+        self._cluster_id = self.admin.cluster_id()
+        self.worker.start()
+        with self._lock:
+            for name in self.configs.connectors():
+                self._start(name)
+        log.info("herder started", extra={"connectors": len(self.configs.connectors())})
+
+    def stop(self) -> None:
+        """Stops tasks (committing offsets) and connectors, then the stores."""
+        with self._lock:
+            self.worker.stop()
+            for store in (self.statuses, self.offsets, self.configs):
+                try:
+                    store.stop()
+                except Exception:
+                    log.exception("store did not stop cleanly")
+
+    def _start(self, name: str) -> None:
+        config = self.configs.connector_config(name)
+        target = self.configs.target_state(name)
+        if config is None or not self.worker.start_connector(name, config, target):
+            return
+        if target == "STOPPED":
+            self._forget_tasks(name, 0)
+            return
+        try:
+            task_configs = self.worker.connector_task_configs(name, int(config.get("tasks.max", 1)))
+        except Exception as exc:
+            log.error(
+                "connector failed to generate tasks", extra={"connector": name}, exc_info=True
+            )
+            self.statuses.put_connector(name, "FAILED", self.worker_id, repr(exc))
+            return
+        if task_configs != self.configs.task_configs(name):
+            self.configs.put_task_configs(name, task_configs)
+        self._forget_tasks(name, len(task_configs))
+        for i, task_config in enumerate(task_configs):
+            self.worker.start_task(ConnectorTaskId(name, i), config, task_config, target)
+
+    def _stop(self, name: str) -> None:
+        self.worker.stop_tasks(self.worker.task_ids(name))
+        self.worker.stop_connector(name)
+
+    def _forget_tasks(self, name: str, keep: int) -> None:
+        for index in self.statuses.tasks(name):
+            if index >= keep:
+                self.statuses.remove_task(name, index)
+
+    def _request_reconfiguration(self, name: str) -> None:
+        # Called on a connector's own thread: reconfigure on another so it may return at once.
+        threading.Thread(target=self._reconfigure, args=(name,), daemon=True).start()
+
+    def _reconfigure(self, name: str) -> None:
+        with self._lock:
+            config = self.configs.connector_config(name)
+            if config is None or not self.worker.is_running(name):
+                return
+            new = self.worker.connector_task_configs(name, int(config.get("tasks.max", 1)))
+            if new == self.configs.task_configs(name):
+                return
+            log.info("task configs changed; restarting tasks", extra={"connector": name})
+            self.worker.stop_tasks(self.worker.task_ids(name))
+            self.configs.put_task_configs(name, new)
+            self._forget_tasks(name, len(new))
+            target = self.configs.target_state(name)
+            for i, task_config in enumerate(new):
+                self.worker.start_task(ConnectorTaskId(name, i), config, task_config, target)
+
+    # -- connectors ----------------------------------------------------------------------------
+    def kafka_cluster_id(self) -> str:
+        return self._cluster_id
+
+    def connectors(self) -> list[str]:
+        return self.configs.connectors()
+
+    def _config(self, name: str) -> dict[str, str]:
+        config = self.configs.connector_config(name)
+        if config is None:
+            raise NotFoundError(f"Connector {name} not found")
+        return config
+
+    def _type(self, config: dict[str, str]) -> str:
+        try:
+            return connector_type(connector_class(self.registry, config))
+        except ConfigError:
+            return "unknown"
+
+    def connector_info(self, name: str) -> dict[str, Any]:
+        config = self._config(name)
+        tasks = [
+            {"connector": name, "task": i} for i in range(len(self.configs.task_configs(name)))
+        ]
+        return {"name": name, "config": config, "tasks": tasks, "type": self._type(config)}
+
+    def _validated(self, name: str, config: dict[str, str]) -> dict[str, str]:
+        if not name or "/" in name or name != name.strip():
+            raise BadRequestError(f"invalid connector name {name!r}")
+        config = {str(k): str(v) for k, v in config.items()}
+        if config.get("name", name) != name:
+            raise BadRequestError(f"connector name in config ({config['name']}) differs ({name})")
+        config["name"] = name
+        cls = connector_class(self.registry, config)
+        errors = validation.connector_errors(self.registry, self.config, cls, config)
+        if errors:
+            count = sum(len(v) for v in errors.values())
+            raise ConfigError(
+                f"Connector configuration is invalid and contains {count} error(s)", errors
+            )
+        return config
+
+    def create_connector(self, name: str, config: dict[str, str]) -> dict[str, Any]:
+        with self._lock:
+            if self.configs.connector_config(name) is not None:
+                raise AlreadyExistsError(f"Connector {name} already exists")
+            config = self._validated(name, config)
+            self.configs.put_connector_config(name, config)
+            self.configs.put_target_state(name, "STARTED")
+            self._start(name)
+            log.info("connector created", extra={"connector": name})
+            return self.connector_info(name)
+
+    def put_connector_config(self, name: str, config: dict[str, str]) -> tuple[bool, dict]:
+        with self._lock:
+            if self.configs.connector_config(name) is None:
+                return True, self.create_connector(name, config)
+            config = self._validated(name, config)
+            self._stop(name)
+            self.configs.put_connector_config(name, config)
+            self._start(name)
+            log.info("connector reconfigured", extra={"connector": name})
+            return False, self.connector_info(name)
+
+    def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> dict[str, Any]:
+        with self._lock:
+            config: dict[str, str] = self._config(name)
+            for key, value in patch.items():
+                if value is None:
+                    config.pop(key, None)
+                else:
+                    config[key] = value
+            return self.put_connector_config(name, config)[1]
+
+    def connector_config(self, name: str) -> dict[str, str]:
+        return self._config(name)
+
+    def delete_connector(self, name: str) -> None:
+        with self._lock:
+            self._config(name)
+            self._stop(name)
+            tasks = len(self.configs.task_configs(name))
+            self.configs.remove_connector_config(name)
+            self.statuses.remove_connector(name, tasks)
+            log.info("connector deleted", extra={"connector": name})
+
+    def connector_status(self, name: str) -> dict[str, Any]:
+        config = self._config(name)
+        connector = self.statuses.connector(name) or {"state": "UNASSIGNED"}
+        count = len(self.configs.task_configs(name))
+        tasks = self.statuses.tasks(name)
+        return {
+            "name": name,
+            "connector": _status_view(connector, self.worker_id),
+            "tasks": [
+                {"id": i, **_status_view(tasks.get(i, {"state": "UNASSIGNED"}), self.worker_id)}
+                for i in range(count)
+            ],
+            "type": self._type(config),
+        }
+
+    def task_configs(self, name: str) -> list[dict[str, Any]]:
+        self._config(name)
+        return [
+            {"id": {"connector": name, "task": i}, "config": c}
+            for i, c in enumerate(self.configs.task_configs(name))
+        ]
+
+    def task_status(self, name: str, task: int) -> dict[str, Any]:
+        for entry in self.connector_status(name)["tasks"]:
+            if entry["id"] == task:
+                return entry
+        raise NotFoundError(f"Task {name}-{task} not found")
+
+    # -- target states and restarts --------------------------------------------------------------
+    def pause_connector(self, name: str) -> None:
+        self._set_target(name, "PAUSED")
+
+    def resume_connector(self, name: str) -> None:
+        self._set_target(name, "STARTED")
+
+    def stop_connector(self, name: str) -> None:
+        with self._lock:
+            self._config(name)
+            self.configs.put_target_state(name, "STOPPED")
+            self._stop(name)
+            self.configs.put_task_configs(name, [])
+            self._forget_tasks(name, 0)
+            self.statuses.put_connector(name, "STOPPED", self.worker_id)
+            log.info("connector stopped", extra={"connector": name})
+
+    def _set_target(self, name: str, target: str) -> None:
+        with self._lock:
+            self._config(name)
+            previous = self.configs.target_state(name)
+            self.configs.put_target_state(name, target)
+            if previous == "STOPPED" or not self.worker.is_running(name):
+                self._stop(name)
+                self._start(name)
+            else:
+                self.worker.set_target_state(name, target)
+            log.info("connector target state", extra={"connector": name, "target": target})
+
+    def restart_connector(
+        self, name: str, include_tasks: bool = False, only_failed: bool = False
+    ) -> dict[str, Any] | None:
+        with self._lock:
+            config = self._config(name)
+            status = self.connector_status(name)
+            restart_connector = not only_failed or status["connector"]["state"] == "FAILED"
+            tasks = [
+                t["id"]
+                for t in status["tasks"]
+                if include_tasks and (not only_failed or t["state"] == "FAILED")
+            ]
+            if restart_connector:
+                self.statuses.put_connector(name, "RESTARTING", self.worker_id)
+            for task in tasks:
+                self.statuses.put_task(name, task, "RESTARTING", self.worker_id)
+            snapshot = self.connector_status(name) if include_tasks else None
+            target = self.configs.target_state(name)
+            if restart_connector:
+                self.worker.start_connector(name, config, target)
+            for task in tasks:
+                self._restart_task(name, task)
+            return snapshot
+
+    def restart_task(self, name: str, task: int) -> None:
+        with self._lock:
+            self.task_status(name, task)
+            self._restart_task(name, task)
+
+    def _restart_task(self, name: str, task: int) -> None:
+        id = ConnectorTaskId(name, task)
+        if id in self.worker.task_ids(name):
+            self.worker.restart_task(id)
+            return
+        configs = self.configs.task_configs(name)
+        self.worker.start_task(
+            id, self._config(name), configs[task], self.configs.target_state(name)
+        )
+
+    # -- offsets and topics --------------------------------------------------------------------
+    def connector_offsets(self, name: str) -> dict[str, Any]:
+        config = self._config(name)
+        if self._type(config) == "sink":
+            return offsets_api.sink_offsets(self.admin.admin, name)
+        return offsets_api.source_offsets(self.offsets, name)
+
+    def _require_stopped(self, name: str) -> dict[str, str]:
+        config = self._config(name)
+        if self.configs.target_state(name) != "STOPPED" or self.worker.task_ids(name):
+            raise ConflictError(
+                "Connectors must be in the STOPPED state before their offsets can be modified. "
+                f"This can be done for the specified connector by issuing a 'PUT' request to "
+                f"the '/connectors/{name}/stop' endpoint"
+            )
+        return config
+
+    def alter_connector_offsets(self, name: str, offsets: list[dict[str, Any]]) -> str:
+        with self._lock:
+            config = self._require_stopped(name)
+            if self._type(config) == "sink":
+                return offsets_api.alter_sink_offsets(self.admin.admin, name, offsets)
+            return offsets_api.alter_source_offsets(self.offsets, name, offsets)
+
+    def reset_connector_offsets(self, name: str) -> str:
+        with self._lock:
+            config = self._require_stopped(name)
+            if self._type(config) == "sink":
+                return offsets_api.reset_sink_offsets(self.admin.admin, name)
+            return offsets_api.reset_source_offsets(self.offsets, name)
+
+    def connector_topics(self, name: str) -> list[str]:
+        self._config(name)
+        return self.statuses.topics(name)
+
+    def reset_connector_topics(self, name: str) -> None:
+        self._config(name)
+        self.statuses.remove_topics(name)
+
+    # -- plugins -------------------------------------------------------------------------------
+    def plugins(self, connectors_only: bool = True) -> list[dict[str, Any]]:
+        out = [
+            {"class": cls.name, "type": connector_type(cls), "version": cls.version}
+            for cls in dict.fromkeys(self.registry.connectors().values())
+        ]
+        if not connectors_only:
+            for method, kind in PLUGIN_KINDS:
+                for cls in dict.fromkeys(getattr(self.registry, method)().values()):
+                    version = getattr(cls, "version", "0.1.0")
+                    out.append({"class": cls.name, "type": kind, "version": version})
+        return out
+
+    def _plugin(self, plugin: str) -> type[Any]:
+        for method in ("connectors", *(m for m, _ in PLUGIN_KINDS)):
+            index = getattr(self.registry, method)()
+            cls = index.get(plugin) or {k.lower(): v for k, v in index.items()}.get(plugin.lower())
+            if cls is not None:
+                return cls  # type: ignore[no-any-return]
+        raise NotFoundError(f"Unknown plugin {plugin}")
+
+    def plugin_config(self, plugin: str) -> list[dict[str, Any]]:
+        cls = self._plugin(plugin)
+        return validation.key_infos(cls.config_model, cls.name)
+
+    def validate_config(self, plugin: str, config: dict[str, str]) -> dict[str, Any]:
+        config = {str(k): str(v) for k, v in config.items()}
+        config.setdefault("connector.class", plugin)
+        try:
+            cls = connector_class(self.registry, {"connector.class": plugin})
+        except ConfigError:
+            raise NotFoundError(f"Unknown connector plugin {plugin}") from None
+        errors = validation.connector_errors(self.registry, self.config, cls, config)
+        return validation.config_infos(cls, config, errors)
+
+
+def _status_view(status: dict[str, Any], worker_id: str) -> dict[str, Any]:
+    view = {
+        "state": status.get("state", "UNASSIGNED"),
+        "worker_id": status.get("worker_id", worker_id),
+    }
+    if status.get("trace"):
+        view["trace"] = status["trace"]
+    return view

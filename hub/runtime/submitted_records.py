@@ -1,0 +1,88 @@
+"""Which source offsets are safe to commit: Kafka Connect's ``SubmittedRecords``.
+
+Records are submitted in poll order and acknowledged by the producer, possibly out of order
+across topic partitions. For each *source* partition the committable offset is that of the
+last record in the longest acknowledged prefix: committing anything beyond would let a crash
+skip a record the broker never received. Filtered or tolerated-and-skipped records are
+acknowledged at once (nothing will ever be produced for them).
+
+Thread safety: ``submit`` and ``committable`` run on the task thread, ``ack`` on the
+producer's callback thread; one lock guards everything and a condition wakes ``await_all``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+
+from hub.runtime.storage.offset_store import PartitionKey, partition_key
+
+
+class SubmittedRecord:
+    __slots__ = ("acked", "offset", "owner", "partition")
+
+    def __init__(
+        self, owner: SubmittedRecords, partition: Mapping[str, Any], offset: Mapping[str, Any]
+    ) -> None:
+        self.owner = owner
+        self.partition = partition
+        self.offset = offset
+        self.acked = False
+
+    def ack(self) -> None:
+        self.owner._ack(self)
+
+
+class SubmittedRecords:
+    def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self._records: dict[PartitionKey, deque[SubmittedRecord]] = {}
+        self._outstanding = 0
+
+    def submit(self, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> SubmittedRecord:
+        record = SubmittedRecord(self, partition, offset)
+        with self._lock:
+            self._records.setdefault(partition_key(partition), deque()).append(record)
+            self._outstanding += 1
+        return record
+
+    def _ack(self, record: SubmittedRecord) -> None:
+        with self._lock:
+            if not record.acked:
+                record.acked = True
+                self._outstanding -= 1
+                self._lock.notify_all()
+
+    @property
+    def outstanding(self) -> int:
+        with self._lock:
+            return self._outstanding
+
+    def committable(self) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+        """Removes each partition's acknowledged prefix; returns (partition, last offset)."""
+        out = []
+        with self._lock:
+            for key in list(self._records):
+                queue = self._records[key]
+                last = None
+                while queue and queue[0].acked:
+                    last = queue.popleft()
+                if last is not None and (last.partition or last.offset):
+                    out.append((last.partition, last.offset))
+                if not queue:
+                    del self._records[key]
+        return out
+
+    def await_all(self, timeout: float) -> bool:
+        """Waits until every submitted record is acknowledged; False at the deadline."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while self._outstanding > 0:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._lock.wait(left)
+        return True

@@ -1,0 +1,306 @@
+"""Runs one SinkTask: consume in group ``connect-<name>`` -> converters -> transforms -> put.
+
+Offsets: ``current`` holds, per assigned partition, the next offset after the records handed
+to ``put`` (or skipped as tolerated failures / dropped by a transform). Every
+``offset.flush.interval.ms`` (or on ``context.request_commit()``), on revocation and on stop,
+the task's ``pre_commit(current)`` decides what is durable, and only those offsets are
+committed, synchronously. A crash therefore redelivers everything the task had not confirmed.
+
+Threading: the consumer, and so every rebalance callback (``open``/``close``), runs on the
+task's thread. A connector PAUSE pauses every assigned partition but keeps polling, so the
+task keeps its group membership and its assignment. ``put`` raising ``RetriableError`` gets
+the same batch again after a backoff; any other exception fails the task.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from confluent_kafka import Consumer, Message
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+from hub.api import (
+    ConnectError,
+    Header,
+    RetriableError,
+    SinkRecord,
+    SinkTask,
+    TimestampType,
+    TopicPartition,
+)
+from hub.runtime.error_handling import (
+    ErrorHandlingConfig,
+    FailureContext,
+    RetryWithToleranceOperator,
+)
+from hub.runtime.plugin_setup import build_converters, build_transform_chain, close_chain
+from hub.runtime.worker_task import ConnectorTaskId, TaskServices, TaskStatusListener, WorkerTask
+
+log = logging.getLogger(__name__)
+
+_TIMESTAMP_TYPES = {0: TimestampType.NO_TIMESTAMP, 1: TimestampType.CREATE_TIME,
+                    2: TimestampType.LOG_APPEND_TIME}  # fmt: skip
+
+
+def group_id(connector: str) -> str:
+    return f"connect-{connector}"
+
+
+class _SinkTaskContext:
+    def __init__(self, owner: WorkerSinkTask) -> None:
+        self._owner = owner
+
+    @property
+    def config(self) -> Mapping[str, Any]:
+        return self._owner.task_config
+
+    def assignment(self) -> set[TopicPartition]:
+        return set(self._owner.assignment)
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        self._owner.task_paused.update(partitions)
+        self._owner.sync_pause()
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        self._owner.task_paused.difference_update(partitions)
+        self._owner.sync_pause()
+
+    def offset(self, partition: TopicPartition, offset: int) -> None:
+        self._owner.rewinds[partition] = offset
+
+    def request_commit(self) -> None:
+        self._owner.commit_requested = True
+
+
+class WorkerSinkTask(WorkerTask):
+    def __init__(
+        self,
+        id: ConnectorTaskId,
+        task_class: type[SinkTask],
+        task_config: dict[str, Any],
+        connector_config: dict[str, str],
+        services: TaskServices,
+        listener: TaskStatusListener,
+        initial_state: str = "STARTED",
+    ) -> None:
+        super().__init__(id, listener, initial_state)
+        self.task_class = task_class
+        self.task_config = task_config
+        self.connector_config = connector_config
+        self.services = services
+        self.errors = RetryWithToleranceOperator(
+            ErrorHandlingConfig.from_connector_config(connector_config),
+            id.connector,
+            id.task,
+            stopping=self.stopping,
+            dlq=services.dlq_writer,
+        )
+        self.task: SinkTask | None = None
+        self.consumer: Consumer | None = None
+        self.assignment: set[TopicPartition] = set()
+        self.current: dict[TopicPartition, int] = {}
+        self.committed: dict[TopicPartition, int] = {}
+        self.rewinds: dict[TopicPartition, int] = {}
+        self.task_paused: set[TopicPartition] = set()
+        self.commit_requested = False
+        self._consumer_paused: set[TopicPartition] = set()
+        self._topics_seen: set[str] = set()
+        self.chain: Any = None
+
+    def initialize(self) -> None:
+        registry, worker = self.services.registry, self.services.worker_config
+        self.converters = build_converters(registry, worker, self.connector_config)
+        self.chain = build_transform_chain(registry, self.connector_config)
+        self.consumer = Consumer(
+            {
+                **worker.client_config("consumer"),
+                "group.id": group_id(self.id.connector),
+                "client.id": f"connector-consumer-{self.id}",
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                "enable.partition.eof": False,
+            }
+        )
+        self.task = self.task_class(_SinkTaskContext(self))
+        self.task.start(self.task_config)
+        topics = [
+            t.strip() for t in self.connector_config.get("topics", "").split(",") if t.strip()
+        ]
+        regex = self.connector_config.get("topics.regex", "").strip()
+        subscription = topics or [regex if regex.startswith("^") else "^" + regex]
+        self.consumer.subscribe(subscription, on_assign=self._on_assign, on_revoke=self._on_revoke,
+                                on_lost=self._on_revoke)  # fmt: skip
+
+    def execute(self) -> None:
+        assert self.consumer is not None
+        interval = self.services.worker_config.offset_flush_interval_ms / 1000
+        next_commit = time.monotonic() + interval
+        while not self.stopping.is_set():
+            self.sync_pause()
+            self._apply_rewinds()
+            messages = self.consumer.consume(500, 0.1)
+            batch: list[SinkRecord] = []
+            offsets: dict[TopicPartition, int] = {}
+            for msg in messages:
+                if msg.error() is not None:
+                    self._on_consume_error(msg)
+                    continue
+                tp = TopicPartition(msg.topic(), msg.partition())
+                if tp not in self.assignment:
+                    continue
+                record = self._convert(msg)
+                if record is not None:
+                    batch.append(record)
+                offsets[tp] = msg.offset() + 1
+            if (batch or offsets) and self._deliver(batch):
+                self.current.update(offsets)
+            if self.commit_requested or time.monotonic() >= next_commit:
+                self.commit_requested = False
+                self.commit(self.assignment)
+                next_commit = time.monotonic() + interval
+
+    def _on_consume_error(self, msg: Message) -> None:
+        err = msg.error()
+        if err.fatal():
+            raise ConnectError(f"consumer failed: {err}")
+        log.warning("consume error", extra={**self.log_extra, "error": str(err)})
+
+    def _convert(self, msg: Message) -> SinkRecord | None:
+        """The record for ``put``, or None if a tolerated failure or a transform dropped it."""
+        conv, topic = self.converters, msg.topic()
+        stages = (
+            ("KEY_CONVERTER", conv.key, lambda: conv.key.to_connect(topic, msg.key())),
+            ("VALUE_CONVERTER", conv.value, lambda: conv.value.to_connect(topic, msg.value())),
+            ("HEADER_CONVERTER", conv.header, lambda: tuple(
+                Header(k, sv.value, sv.schema)
+                for k, v in (msg.headers() or [])
+                for sv in [conv.header.to_connect(topic, k, v)])),
+        )  # fmt: skip
+        results: list[Any] = []
+        for stage, plugin, operation in stages:
+            ok, result = self.errors.execute(
+                FailureContext(stage, type(plugin).__name__, raw=msg), operation
+            )
+            if not ok:
+                return None
+            results.append(result)
+        key, value, headers = results
+        ts_type, ts = msg.timestamp()
+        record = SinkRecord(
+            topic=topic, partition=msg.partition(), offset=msg.offset(),
+            key=key.value, key_schema=key.schema, value=value.value, value_schema=value.schema,
+            timestamp=ts if ts_type else None, headers=headers,
+            timestamp_type=_TIMESTAMP_TYPES.get(ts_type, TimestampType.NO_TIMESTAMP),
+        )  # fmt: skip
+        if topic not in self._topics_seen:
+            self.services.status_store.put_topic(self.id.connector, topic, self.id.task)
+            self._topics_seen.add(topic)
+        ok, out = self.errors.execute(
+            FailureContext("TRANSFORMATION", type(self.chain).__name__, raw=msg),
+            lambda: self.chain.apply(record),
+        )
+        return out if ok else None
+
+    def _deliver(self, batch: list[SinkRecord]) -> bool:
+        """Calls ``put`` until it accepts the batch; False if stopped before it did."""
+        assert self.task is not None
+        delay = 0.1
+        while True:
+            try:
+                self.task.put(batch)
+                return True
+            except RetriableError as exc:
+                log.warning("put failed, retrying", extra={**self.log_extra, "error": str(exc)})
+                if self.stopping.wait(delay):
+                    return False
+                delay = min(delay * 2, 10.0)
+
+    def commit(self, partitions: set[TopicPartition]) -> None:
+        """pre_commit + synchronous commit of what the task confirmed, for ``partitions``."""
+        if self.task is None or self.consumer is None:
+            return
+        current = {tp: off for tp, off in self.current.items() if tp in partitions}
+        if not current:
+            return
+        confirmed = self.task.pre_commit(dict(current))
+        to_commit = {
+            tp: off
+            for tp, off in (confirmed or {}).items()
+            if tp in current and off is not None and self.committed.get(tp) != off
+        }
+        if not to_commit:
+            return
+        self.consumer.commit(
+            offsets=[
+                KafkaTopicPartition(tp.topic, tp.partition, off) for tp, off in to_commit.items()
+            ],
+            asynchronous=False,
+        )
+        self.committed.update(to_commit)
+        log.debug("committed offsets", extra={**self.log_extra, "partitions": len(to_commit)})
+
+    def _on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+        tps = [TopicPartition(p.topic, p.partition) for p in partitions]
+        self.assignment.update(tps)
+        assert self.task is not None
+        self.task.open(tps)
+        for p, tp in zip(partitions, tps, strict=True):
+            if tp in self.rewinds:
+                p.offset = self.rewinds.pop(tp)
+        consumer.assign(partitions)
+        self._consumer_paused.difference_update(tps)
+        log.info("partitions assigned", extra={**self.log_extra, "partitions": len(tps)})
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+        tps = {TopicPartition(p.topic, p.partition) for p in partitions}
+        try:
+            self.commit(tps)
+        except Exception:
+            log.exception("commit on revocation failed", extra=self.log_extra)
+        if self.task is not None:
+            self.task.close(sorted(tps, key=lambda t: (t.topic, t.partition)))
+        for tp in tps:
+            self.assignment.discard(tp)
+            self.current.pop(tp, None)
+            self.committed.pop(tp, None)
+            self._consumer_paused.discard(tp)
+
+    def sync_pause(self) -> None:
+        """Makes the consumer's paused set match connector PAUSE plus ``context.pause``."""
+        if self.consumer is None:
+            return
+        want = set(self.assignment) if self.paused else self.task_paused & self.assignment
+        if want == self._consumer_paused:
+            return
+        if add := want - self._consumer_paused:
+            self.consumer.pause([KafkaTopicPartition(t.topic, t.partition) for t in add])
+        if drop := self._consumer_paused - want:
+            self.consumer.resume([KafkaTopicPartition(t.topic, t.partition) for t in drop])
+        self._consumer_paused = want
+
+    def _apply_rewinds(self) -> None:
+        assert self.consumer is not None
+        for tp in [tp for tp in self.rewinds if tp in self.assignment]:
+            offset = self.rewinds.pop(tp)
+            try:
+                self.consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, offset))
+            except Exception as exc:
+                log.warning("rewind failed", extra={**self.log_extra, "error": str(exc)})
+                continue
+            self.current[tp] = offset
+
+    def close(self) -> None:
+        try:
+            if self.task is not None and not self.failed:
+                self.commit(self.assignment)
+            if self.task is not None:
+                self.task.close(sorted(self.assignment, key=lambda t: (t.topic, t.partition)))
+                self.task.stop()
+        finally:
+            if self.consumer is not None:
+                self.consumer.close()
+            if self.chain is not None:
+                close_chain(self.chain)

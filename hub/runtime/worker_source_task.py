@@ -1,0 +1,270 @@
+"""Runs one SourceTask: poll -> transforms -> converters -> the worker's idempotent producer.
+
+Ordering and delivery: records are produced in poll order through the worker's single
+idempotent producer (acks=all), so the broker keeps each topic partition in order without
+duplicates from producer retries. Every record is registered in ``SubmittedRecords`` before
+it is produced; offsets are committed (every ``offset.flush.interval.ms``, and on stop after
+waiting up to ``offset.flush.timeout.ms`` for outstanding acknowledgements) only up to the last
+acknowledged record of each source partition. A clean stop therefore resumes exactly where
+it left off; a crash resumes from the last commit and re-sends what followed (at-least-once,
+never a loss). A failed delivery fails the task: the producer already retried internally.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from confluent_kafka import KafkaError
+
+from hub.api import ConnectError, RetriableError, SourceRecord, SourceTask
+from hub.runtime.error_handling import (
+    ErrorHandlingConfig,
+    FailureContext,
+    RetryWithToleranceOperator,
+)
+from hub.runtime.plugin_setup import (
+    RecordConverters,
+    build_converters,
+    build_transform_chain,
+    close_chain,
+)
+from hub.runtime.storage.offset_store import PartitionKey, partition_key
+from hub.runtime.submitted_records import SubmittedRecord, SubmittedRecords
+from hub.runtime.worker_task import ConnectorTaskId, TaskServices, TaskStatusListener, WorkerTask
+
+log = logging.getLogger(__name__)
+
+
+class _OffsetReader:
+    def __init__(self, services: TaskServices, connector: str) -> None:
+        self._store = services.offset_store
+        self._connector = connector
+
+    def offset(self, partition: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        return self._store.get(self._connector, partition)  # type: ignore[no-any-return]
+
+    def offsets(self, partitions: Iterable[Mapping[str, Any]]) -> dict[PartitionKey, Any]:
+        out = {}
+        for p in partitions:
+            offset = self.offset(p)
+            if offset is not None:
+                out[partition_key(p)] = offset
+        return out
+
+
+class _SourceTaskContext:
+    def __init__(self, reader: _OffsetReader, config: Mapping[str, Any]) -> None:
+        self._reader = reader
+        self._config = config
+
+    @property
+    def offset_reader(self) -> _OffsetReader:
+        return self._reader
+
+    @property
+    def config(self) -> Mapping[str, Any]:
+        return self._config
+
+
+class WorkerSourceTask(WorkerTask):
+    def __init__(
+        self,
+        id: ConnectorTaskId,
+        task_class: type[SourceTask],
+        task_config: dict[str, Any],
+        connector_config: dict[str, str],
+        services: TaskServices,
+        listener: TaskStatusListener,
+        initial_state: str = "STARTED",
+    ) -> None:
+        super().__init__(id, listener, initial_state)
+        self.task_class = task_class
+        self.task_config = task_config
+        self.connector_config = connector_config
+        self.services = services
+        self.submitted = SubmittedRecords()
+        self.task: SourceTask | None = None
+        self.converters: RecordConverters | None = None
+        self.chain: Any = None
+        self.errors = RetryWithToleranceOperator(
+            ErrorHandlingConfig.from_connector_config(connector_config),
+            id.connector,
+            id.task,
+            stopping=self.stopping,
+            dlq=services.dlq_writer,
+        )
+        self._producer_error: str | None = None
+        self._topics_seen: set[str] = set()
+        self._started = False
+        self._task_stopped = False
+
+    def initialize(self) -> None:
+        registry, worker = self.services.registry, self.services.worker_config
+        self.converters = build_converters(registry, worker, self.connector_config)
+        self.chain = build_transform_chain(registry, self.connector_config)
+        reader = _OffsetReader(self.services, self.id.connector)
+        self.task = self.task_class(_SourceTaskContext(reader, self.task_config))
+        self.task.start(self.task_config)
+        self._started = True
+
+    def execute(self) -> None:
+        assert self.task is not None
+        interval = self.services.worker_config.offset_flush_interval_ms / 1000
+        next_commit = time.monotonic() + interval
+        while not self.stopping.is_set():
+            if self.paused:
+                self.wait_while_paused(interval)
+            elif (records := self._poll()) is not None:
+                for record in records:
+                    self._send(record)
+            if self._producer_error is not None:
+                raise ConnectError(f"producing failed: {self._producer_error}")
+            if time.monotonic() >= next_commit:
+                self.commit_offsets()
+                next_commit = time.monotonic() + interval
+
+    def _poll(self) -> list[SourceRecord] | None:
+        assert self.task is not None
+        try:
+            return self.task.poll()
+        except RetriableError as exc:
+            log.warning("poll failed, retrying", extra={**self.log_extra, "error": str(exc)})
+            self.stopping.wait(0.1)
+            return None
+
+    def _send(self, record: SourceRecord) -> None:
+        assert self.converters is not None and self.task is not None
+        submitted = self.submitted.submit(record.source_partition, record.source_offset)
+        ok, transformed = self.errors.execute(
+            FailureContext("TRANSFORMATION", type(self.chain).__name__, source=record),
+            lambda: self.chain.apply(record),
+        )
+        if not ok or transformed is None:
+            submitted.ack()
+            self.task.commit_record(record, None)
+            return
+        out = self._convert(transformed)
+        if out is None:
+            submitted.ack()
+            return
+        self._ensure_topic(transformed.topic)
+        self._produce(record, transformed, out, submitted)
+
+    def _convert(self, record: SourceRecord) -> tuple[Any, Any, list[Any]] | None:
+        conv = self.converters
+        assert conv is not None
+        stages = (
+            ("KEY_CONVERTER", conv.key, lambda: conv.key.from_connect(
+                record.topic, record.key_schema, record.key)),
+            ("VALUE_CONVERTER", conv.value, lambda: conv.value.from_connect(
+                record.topic, record.value_schema, record.value)),
+            ("HEADER_CONVERTER", conv.header, lambda: [
+                (h.key, conv.header.from_connect(record.topic, h.key, h.schema, h.value))
+                for h in record.headers]),
+        )  # fmt: skip
+        results = []
+        for stage, plugin, operation in stages:
+            ok, result = self.errors.execute(
+                FailureContext(stage, type(plugin).__name__, source=record), operation
+            )
+            if not ok:
+                return None
+            results.append(result)
+        return results[0], results[1], results[2]
+
+    def _produce(
+        self,
+        original: SourceRecord,
+        record: SourceRecord,
+        data: tuple[Any, Any, list[Any]],
+        submitted: SubmittedRecord,
+    ) -> None:
+        key, value, headers = data
+        task = self.task
+        assert task is not None
+
+        def on_delivery(err: KafkaError | None, msg: Any) -> None:
+            if err is not None:
+                self._producer_error = str(err)
+                return
+            submitted.ack()
+            try:
+                task.commit_record(original, msg.offset())
+            except Exception:
+                log.exception("commit_record failed", extra=self.log_extra)
+
+        kwargs: dict[str, Any] = {"key": key, "value": value, "on_delivery": on_delivery}
+        if headers:
+            kwargs["headers"] = headers
+        if record.partition is not None:
+            kwargs["partition"] = record.partition
+        if record.timestamp is not None:
+            kwargs["timestamp"] = record.timestamp
+        while True:
+            try:
+                self.services.producer.produce(record.topic, **kwargs)
+                return
+            except BufferError:
+                # The producer's queue is full: the worker's poll thread drains it.
+                self.stopping.wait(0.005)
+
+    def _ensure_topic(self, topic: str) -> None:
+        if topic in self._topics_seen:
+            return
+        config = self.connector_config
+        self.services.admin.ensure(
+            topic,
+            int(config.get("topic.creation.default.partitions", -1)),
+            int(config.get("topic.creation.default.replication.factor", -1)),
+        )
+        self.services.status_store.put_topic(self.id.connector, topic, self.id.task)
+        self._topics_seen.add(topic)
+
+    def commit_offsets(self, wait: float = 0.0) -> bool:
+        """Stores the committable offsets; with ``wait``, first waits for outstanding acks."""
+        if wait and not self.submitted.await_all(wait):
+            log.warning(
+                "records still unacknowledged at commit",
+                extra={**self.log_extra, "outstanding": self.submitted.outstanding},
+            )
+        offsets = self.submitted.committable()
+        if not offsets:
+            return True
+        try:
+            self.services.offset_store.put(self.id.connector, offsets)
+        except Exception:
+            log.exception("offset commit failed", extra=self.log_extra)
+            return False
+        log.debug("committed offsets", extra={**self.log_extra, "partitions": len(offsets)})
+        if self.task is not None:
+            try:
+                self.task.commit()
+            except Exception:
+                log.exception("task commit hook failed", extra=self.log_extra)
+        return True
+
+    def wake(self) -> None:
+        if self.stopping.is_set():
+            self._stop_task()
+
+    def _stop_task(self) -> None:
+        """Calls ``SourceTask.stop`` once (from ``stop()``'s thread or from ``close``)."""
+        task = self.task
+        if task is None or self._task_stopped:
+            return
+        self._task_stopped = True
+        try:
+            task.stop()
+        except Exception:
+            log.exception("task stop failed", extra=self.log_extra)
+
+    def close(self) -> None:
+        timeout = self.services.worker_config.offset_flush_timeout_ms / 1000
+        if self._started:
+            self.commit_offsets(wait=timeout)
+        self._stop_task()
+        if self.chain is not None:
+            close_chain(self.chain)
