@@ -42,9 +42,6 @@ class RetentionMixin:
     def _set_segments(self, segments: tuple[Segment, ...]) -> None:
         raise NotImplementedError
 
-    def _write_log_start(self) -> None:
-        raise NotImplementedError
-
     def _new_segment(self, base: int) -> Segment:
         raise NotImplementedError
 
@@ -90,7 +87,7 @@ class RetentionMixin:
                 )
             if offset > self._log_start:
                 self._log_start = offset
-                self._write_log_start()
+                write_log_start(self.directory, self._log_start)
                 log.info("%s log start offset moved to %d", self.ident, offset)
                 self.delete_old_segments()
             return self._log_start
@@ -112,7 +109,7 @@ class RetentionMixin:
                 fresh = self._new_segment(offset)
                 self._set_segments((fresh,))
                 self._log_start = offset
-                self._write_log_start()
+                write_log_start(self.directory, self._log_start)
                 self._dirty = [fresh]
             else:
                 keep = [s for s in segments if s.base_offset < offset]
@@ -127,7 +124,7 @@ class RetentionMixin:
             end = self._segments[-1].next_offset
             if self._log_start > end:
                 self._log_start = end
-                self._write_log_start()
+                write_log_start(self.directory, self._log_start)
             self._hw = min(self._hw, end)
             self._producers.delete_snapshot()
             self._rebuild_producer_state()
@@ -181,8 +178,27 @@ class RetentionMixin:
         start = max(self._log_start, remaining[0].base_offset)
         if start != self._log_start:
             self._log_start = start
-            self._write_log_start()
+            write_log_start(self.directory, self._log_start)
         self._hw = max(self._hw, self._log_start)
+
+
+def read_log_start(directory: Path) -> int:
+    """The persisted log start offset (0 if never moved past the first segment)."""
+    try:
+        return int((directory / files.LOG_START_FILE).read_text().strip())
+    except (OSError, ValueError):
+        return 0
+
+
+def write_log_start(directory: Path, offset: int) -> None:
+    """Persists the log start atomically (temp + fsync + rename): DeleteRecords is durable."""
+    path = directory / files.LOG_START_FILE
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as fh:
+        fh.write(f"{offset}\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
 
 
 def _largest_timestamp(segment: Segment) -> int:

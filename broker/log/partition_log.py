@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import bisect
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -35,12 +34,11 @@ from broker.errors import (
     RecordTooLargeError,
     StorageError,
 )
-from broker.log import batch, files
+from broker.log import _timestamps, batch, files
 from broker.log._append import stamp
-from broker.log._retention import RetentionMixin
+from broker.log._retention import RetentionMixin, read_log_start
 from broker.log.config import INT32_MAX, LogConfig
 from broker.log.producer_state import ProducerStateManager
-from broker.log.records import decode_batches
 from broker.log.recovery import recover_directory, recover_segment
 from broker.log.segment import BatchPosition, Segment, is_disk_full
 
@@ -86,7 +84,6 @@ class PartitionLog(RetentionMixin):
         self.hw_follows_leo = True  # single node: everything appended is committed
         self._lock = threading.RLock()
         self._segments: tuple[Segment, ...] = ()
-        self._bases: tuple[int, ...] = ()
         self._log_start = 0
         self._hw = 0
         self._producers = ProducerStateManager(directory / files.PRODUCER_STATE_FILE)
@@ -111,7 +108,7 @@ class PartitionLog(RetentionMixin):
         self = cls(directory, topic, partition, config, clock)
         directory.mkdir(parents=True, exist_ok=True)
         recover_directory(directory, self.ident)
-        persisted_start = self._read_log_start()
+        persisted_start = read_log_start(directory)
         segments = []
         for base in files.segment_base_offsets(directory):
             segment = self._new_segment(base)
@@ -139,36 +136,11 @@ class PartitionLog(RetentionMixin):
         return segment
 
     def _set_segments(self, segments: tuple[Segment, ...]) -> None:
-        # Readers read _segments then _bases; both tuples always describe the same list except
-        # for an instant in which a reader's bisect can land one segment early, which only makes
-        # it scan that segment to its end and move on.
+        # One attribute store: a reader sees the old tuple or the new one, never a mix.
         self._segments = segments
-        self._bases = tuple(s.base_offset for s in segments)
-
-    def _read_log_start(self) -> int:
-        try:
-            return int((self.directory / files.LOG_START_FILE).read_text().strip())
-        except (OSError, ValueError):
-            return 0
-
-    def _write_log_start(self) -> None:
-        path = self.directory / files.LOG_START_FILE
-        tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "w") as fh:
-            fh.write(f"{self._log_start}\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
 
     def _rebuild_producer_state(self) -> None:
-        start = self._producers.load(self.log_end_offset)
-        for segment in self._segments:
-            if start is not None and segment.next_offset <= start:
-                continue
-            for b in segment.scan():
-                if start is None or b.base_offset >= start:
-                    head = batch.read_header(os.pread(segment.fd, batch.HEADER_SIZE, b.position))
-                    self._producers.update(head, head.base_offset, head.max_timestamp)
+        self._producers.rebuild(self._segments, self.log_end_offset)
 
     # ------------------------------------------------------------ offsets
 
@@ -306,7 +278,7 @@ class PartitionLog(RetentionMixin):
         self, offset: int, max_bytes: int, *, upper_bound: int | None = None, min_one: bool = True
     ) -> ReadResult:
         """Whole batches from the one containing ``offset``, before ``upper_bound``."""
-        segments, bases = self._segments, self._bases
+        segments = self._segments
         start_offset, end_offset = self._log_start, segments[-1].next_offset
         if offset < start_offset or offset > end_offset:
             raise OffsetOutOfRangeError(
@@ -315,7 +287,7 @@ class PartitionLog(RetentionMixin):
             )
         if upper_bound is not None and offset >= upper_bound:
             return _EMPTY
-        i = max(0, bisect.bisect_right(bases, offset) - 1)
+        i = max(0, bisect.bisect_right(segments, offset, key=_base_offset) - 1)
         for segment in segments[i:]:
             size = segment.size
             start = segment.find_position(offset)
@@ -340,47 +312,13 @@ class PartitionLog(RetentionMixin):
     # ------------------------------------------------------------ timestamps
 
     def offset_for_timestamp(self, timestamp_ms: int) -> tuple[int, int] | None:
-        """``(offset, timestamp)`` of the first record with timestamp >= ``timestamp_ms``.
-
-        Finds the first batch whose max timestamp reaches the target via the time index, then
-        decodes that one batch to name the exact record, as Kafka does (ListOffsets is not a
-        hot path). None if no record is that new.
-        """
-        for segment in self._segments:
-            if segment.max_timestamp < timestamp_ms:
-                continue
-            position = segment.find_position(segment.time_index.lookup(timestamp_ms))
-            for b in segment.scan(position):
-                if b.max_timestamp >= timestamp_ms and b.last_offset >= self._log_start:
-                    return self._record_at(segment, b, lambda ts: ts >= timestamp_ms)
-        return None
+        """``(offset, timestamp)`` of the first record with timestamp >= ``timestamp_ms``
+        (None if there is none); see ``_timestamps``."""
+        return _timestamps.offset_for_timestamp(self._segments, self._log_start, timestamp_ms)
 
     def last_batch_max_timestamp(self) -> tuple[int, int]:
         """``(timestamp, offset)`` of the record with the largest timestamp; (-1, -1) if empty."""
-        best: Segment | None = None
-        for segment in self._segments:
-            if segment.size and (best is None or segment.max_timestamp > best.max_timestamp):
-                best = segment
-        if best is None:
-            return -1, -1
-        target = best.max_timestamp
-        for b in best.scan(best.find_position(best.offset_of_max_timestamp)):
-            if b.max_timestamp == target:
-                offset, timestamp = self._record_at(best, b, lambda ts: ts >= target)
-                return timestamp, offset
-        return target, best.offset_of_max_timestamp
-
-    def _record_at(
-        self, segment: Segment, b: BatchPosition, match: Callable[[int], bool]
-    ) -> tuple[int, int]:
-        data = segment.read(b.position, b.position + b.size)
-        decoded = next(decode_batches(data))
-        if decoded.timestamp_type == 1:  # LogAppendTime: every record carries maxTimestamp
-            return max(b.base_offset, self._log_start), b.max_timestamp
-        for record in decoded.records:
-            if record.offset >= self._log_start and match(record.timestamp):
-                return record.offset, record.timestamp
-        return max(b.base_offset, self._log_start), b.max_timestamp
+        return _timestamps.max_timestamp(self._segments, self._log_start)
 
     # ------------------------------------------------------------ durability, lifecycle
 
@@ -445,6 +383,10 @@ class PartitionLog(RetentionMixin):
                 segment.close()
             self._closed = True
             log.info("%s closed at log end offset %d", self.ident, self.log_end_offset)
+
+
+def _base_offset(segment: Segment) -> int:
+    return segment.base_offset
 
 
 def _whole_batches(data: bytes) -> int:

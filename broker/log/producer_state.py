@@ -25,11 +25,13 @@ from __future__ import annotations
 import json
 import os
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from broker.errors import InvalidProducerEpochError, OutOfOrderSequenceError
-from broker.log.batch import BatchHeader
+from broker.log.batch import HEADER_SIZE, BatchHeader, read_header
+from broker.log.segment import Segment
 
 MAX_BATCHES = 5
 _SEQ_MOD = 2**31
@@ -125,6 +127,17 @@ class ProducerStateManager:
                 max_timestamp,
             )
         )
+
+    def rebuild(self, segments: Sequence[Segment], log_end_offset: int) -> None:
+        """Loads the snapshot, then replays batch headers after it (all of them without one)."""
+        start = self.load(log_end_offset)
+        for segment in segments:
+            if start is not None and segment.next_offset <= start:
+                continue
+            for b in segment.scan():
+                if start is None or b.base_offset >= start:
+                    head = read_header(os.pread(segment.fd, HEADER_SIZE, b.position))
+                    self.update(head, head.base_offset, head.max_timestamp)
 
     def clear(self) -> None:
         self.producers.clear()
