@@ -1,0 +1,372 @@
+"""File pipeline benchmark: file source -> broker -> file sink, 100-byte lines.
+
+    .venv/bin/python bench/file_pipeline_bench.py               # 1,000,000 lines
+    .venv/bin/python bench/file_pipeline_bench.py --lines 200000
+
+Rows (lines/s; each also as MB/s of input):
+
+- ``cat | loopback socket``: ``cat FILE > /dev/tcp/127.0.0.1:PORT`` into a Python reader — what
+  moving these bytes costs on this machine with no framing at all: the ceiling for comparison.
+- ``source task only``: FileSourceTask.poll() until the file is consumed (read, split, records).
+- ``leg 1 source -> broker``: poll() + string conversion + one idempotent confluent-kafka
+  producer (acks=all) into a Sluice broker started here; timed until every record is acked.
+- ``leg 2 broker -> sink``: a consumer (assigned, from offset 0) + SinkRecords + FileSinkTask
+  put() and a final pre_commit (write + fsync); timed until the last line is durable.
+- ``end to end``: both legs at once in one process (as one hub worker runs them), from the
+  first poll until the sink's output is durable and equal to the input byte for byte.
+
+The legs drive the connector tasks directly with a minimal loop (no REST, no SMTs, no offset
+topic), so they measure the connectors + client + broker; the hub worker's converters,
+transforms and offset bookkeeping come on top. Target (issue 4): >= 200k lines/s per leg.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from confluent_kafka import Consumer, Producer  # noqa: E402
+from confluent_kafka import TopicPartition as KafkaTP  # noqa: E402
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+
+from connectors.file.sink_task import FileSinkTask  # noqa: E402
+from connectors.file.source_task import FileSourceTask  # noqa: E402
+from hub.api import SinkRecord, TopicPartition  # noqa: E402
+
+LINE_BYTES = 100
+TARGET = 200_000
+PRODUCER = {
+    "enable.idempotence": True,
+    "acks": "all",
+    "linger.ms": 5,
+    "batch.size": 1_000_000,
+    "batch.num.messages": 10_000,
+    "compression.type": "none",
+    "queue.buffering.max.messages": 2_000_000,
+    "queue.buffering.max.kbytes": 2_097_152,
+    "log_level": 3,
+}
+CONSUMER = {
+    "group.id": "file-bench",
+    "enable.auto.commit": False,
+    "auto.offset.reset": "earliest",
+    "fetch.wait.max.ms": 100,
+    "queued.min.messages": 1_000_000,
+    "log_level": 3,
+}
+
+
+def out(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+# -- fixtures: input file, broker -------------------------------------------------------------
+
+
+def make_input(path: Path, lines: int) -> None:
+    body = "x" * (LINE_BYTES - 12)
+    with open(path, "w") as f:
+        for start in range(0, lines, 100_000):
+            f.write(
+                "".join(f"{i:010d} {body}\n" for i in range(start, min(lines, start + 100_000)))
+            )
+
+
+class Broker:
+    """``python -m sluice broker`` on a free port with a temp data dir."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.log_path = data_dir.parent / "broker.log"
+        cmd = [sys.executable, "-m", "sluice", "broker", "--data-dir", str(data_dir),
+               "--host", "127.0.0.1", "--port", "0"]  # fmt: skip
+        self.log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        env = dict(os.environ, SLUICE_LOG_LEVEL="WARNING")
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, cwd=REPO,
+                                     env={**env, "SLUICE_LOG_LEVEL": "INFO"})  # fmt: skip
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            m = re.search(r"broker listening address=([\d.]+):(\d+)", self.log_path.read_text())
+            if m:
+                self.bootstrap = f"{m.group(1)}:{m.group(2)}"
+                return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        raise SystemExit(f"broker did not start:\n{self.log_path.read_text()}")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+
+
+def create_topic(bootstrap: str, topic: str) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+
+
+# -- contexts (the hub worker's role, reduced to what the tasks need) -------------------------
+
+
+class _Offsets:
+    def offset(self, partition: Mapping[str, Any]) -> None:
+        return None
+
+    def offsets(self, partitions: Any) -> dict[Any, Any]:
+        return {}
+
+
+class _SourceContext:
+    offset_reader = _Offsets()
+    config: Mapping[str, Any] = {}
+
+
+class _SinkContext:
+    config: Mapping[str, Any] = {}
+
+    def assignment(self) -> set[TopicPartition]:
+        return set()
+
+    def pause(self, *p: TopicPartition) -> None: ...
+    def resume(self, *p: TopicPartition) -> None: ...
+    def offset(self, partition: TopicPartition, offset: int) -> None: ...
+    def request_commit(self) -> None: ...
+
+
+def _source(path: Path) -> FileSourceTask:
+    task = FileSourceTask(_SourceContext(), wait=lambda s: None)
+    task.start({"file": str(path), "topic": "bench", "poll.interval.ms": "0"})
+    return task
+
+
+# -- measurements -----------------------------------------------------------------------------
+
+
+def cat_socket(path: Path) -> float:
+    """Seconds for ``cat`` to push the file through a loopback TCP socket to a reader."""
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    received = 0
+
+    def reader() -> None:
+        nonlocal received
+        conn, _ = server.accept()
+        buf = bytearray(1 << 20)
+        while n := conn.recv_into(buf):
+            received += n
+        conn.close()
+
+    t = threading.Thread(target=reader)
+    t.start()
+    start = time.perf_counter()
+    subprocess.run(["bash", "-c", f"cat {path} > /dev/tcp/127.0.0.1/{port}"], check=True)
+    t.join()
+    elapsed = time.perf_counter() - start
+    server.close()
+    assert received == path.stat().st_size
+    return elapsed
+
+
+def source_only(path: Path, lines: int) -> float:
+    task = _source(path)
+    start, n = time.perf_counter(), 0
+    while n < lines:
+        n += len(task.poll() or [])
+    elapsed = time.perf_counter() - start
+    task.stop()
+    return elapsed
+
+
+def produce_file(path: Path, lines: int, bootstrap: str, topic: str) -> float:
+    task = _source(path)
+    producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER})
+    start, n = time.perf_counter(), 0
+    while n < lines:
+        for record in task.poll() or []:
+            while True:
+                try:
+                    producer.produce(topic, record.value.encode())
+                    break
+                except BufferError:
+                    producer.poll(0.01)
+            n += 1
+        producer.poll(0)
+    if producer.flush(120) != 0:
+        raise SystemExit("producer did not deliver everything")
+    elapsed = time.perf_counter() - start
+    task.stop()
+    return elapsed
+
+
+def produce_raw(path: Path, lines: int, bootstrap: str, topic: str) -> float:
+    """The client + broker ceiling for leg 1: the same lines, no source task."""
+    producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER})
+    data = path.read_bytes().split(b"\n")[:lines]
+    start = time.perf_counter()
+    for value in data:
+        while True:
+            try:
+                producer.produce(topic, value)
+                break
+            except BufferError:
+                producer.poll(0.01)
+    if producer.flush(120) != 0:
+        raise SystemExit("producer did not deliver everything")
+    return time.perf_counter() - start
+
+
+def consume_raw(lines: int, bootstrap: str, topic: str) -> float:
+    """The client + broker ceiling for leg 2: consume the topic, no sink task."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, **CONSUMER})
+    consumer.assign([KafkaTP(topic, 0, 0)])
+    start, n = time.perf_counter(), 0
+    deadline = time.monotonic() + 300
+    while n < lines and time.monotonic() < deadline:
+        n += sum(1 for m in consumer.consume(10_000, 0.5) if m.error() is None)
+    elapsed = time.perf_counter() - start
+    consumer.close()
+    return elapsed
+
+
+def sink_topic(out_path: Path, lines: int, bootstrap: str, topic: str) -> float:
+    task = FileSinkTask(_SinkContext())
+    task.start({"file": str(out_path), "topics": topic})
+    consumer = Consumer({"bootstrap.servers": bootstrap, **CONSUMER})
+    consumer.assign([KafkaTP(topic, 0, 0)])
+    tp = TopicPartition(topic, 0)
+    start, n = time.perf_counter(), 0
+    deadline = time.monotonic() + 300
+    while n < lines and time.monotonic() < deadline:
+        msgs = consumer.consume(10_000, 0.5)
+        batch = [
+            SinkRecord(topic=topic, partition=0, offset=m.offset(), value=m.value().decode())
+            for m in msgs
+            if m.error() is None
+        ]
+        task.put(batch)
+        n += len(batch)
+    task.pre_commit({tp: n})
+    elapsed = time.perf_counter() - start
+    consumer.close()
+    task.stop()
+    if n < lines:
+        raise SystemExit(f"sink got {n} of {lines} lines")
+    return elapsed
+
+
+def end_to_end(path: Path, out_path: Path, lines: int, bootstrap: str, topic: str) -> float:
+    errors: list[BaseException] = []
+
+    def run(fn: Any, *args: Any) -> None:
+        try:
+            fn(*args)
+        except BaseException as exc:  # reported after join
+            errors.append(exc)
+
+    start = time.perf_counter()
+    threads = [
+        threading.Thread(target=run, args=(sink_topic, out_path, lines, bootstrap, topic)),
+        threading.Thread(target=run, args=(produce_file, path, lines, bootstrap, topic)),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - start
+    if errors:
+        raise errors[0]
+    return elapsed
+
+
+# -- report -----------------------------------------------------------------------------------
+
+
+def machine() -> str:
+    cpu = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (
+        f"{os.cpu_count()} CPUs ({cpu}), {mem:.0f} GiB RAM, load avg {load}, "
+        f"Python {platform.python_version()}, {platform.system()} {platform.release()}"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--lines", type=int, default=1_000_000)
+    args = ap.parse_args()
+    lines = args.lines
+    tmp = Path(tempfile.mkdtemp(prefix="sluice-file-bench-"))
+    rows: list[tuple[str, float, bool]] = []  # name, seconds, has target
+    broker = None
+    try:
+        src = tmp / "input.log"
+        make_input(src, lines)
+        rows.append(("cat | loopback socket", cat_socket(src), False))
+        rows.append(("source task only (no broker)", source_only(src, lines), False))
+        broker = Broker(tmp / "data")
+        bootstrap = broker.bootstrap
+        for topic in ("raw", "leg", "e2e"):
+            create_topic(bootstrap, topic)
+        rows.append(
+            ("producer only (no source task)", produce_raw(src, lines, bootstrap, "raw"), False)
+        )
+        rows.append(
+            ("leg 1: file source -> broker", produce_file(src, lines, bootstrap, "leg"), True)
+        )
+        rows.append(("consumer only (no sink task)", consume_raw(lines, bootstrap, "raw"), False))
+        leg2_out = tmp / "leg2.out"
+        rows.append(
+            ("leg 2: broker -> file sink", sink_topic(leg2_out, lines, bootstrap, "leg"), True)
+        )
+        e2e_out = tmp / "e2e.out"
+        e2e = end_to_end(src, e2e_out, lines, bootstrap, "e2e")
+        rows.append(("end to end (both legs, one process)", e2e, False))
+        for produced in (leg2_out, e2e_out):
+            if produced.read_bytes() != src.read_bytes():
+                raise SystemExit(f"{produced} differs from the input")
+    finally:
+        if broker is not None:
+            broker.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    mb = lines * LINE_BYTES / 1e6
+    out(f"File pipeline: {lines:,} lines x {LINE_BYTES} B ({mb:.0f} MB); outputs verified equal")
+    out(f"Machine: {machine()}")
+    out()
+    out(f"{'path':<40} {'seconds':>8} {'lines/s':>12} {'MB/s':>8}  target")
+    for name, seconds, has_target in rows:
+        rate = lines / seconds
+        verdict = ""
+        if has_target:
+            verdict = f">= {TARGET:,}: {'PASS' if rate >= TARGET else 'FAIL'}"
+        out(f"{name:<40} {seconds:8.2f} {rate:12,.0f} {mb / seconds:8.1f}  {verdict}")
+
+
+if __name__ == "__main__":
+    main()
