@@ -11,8 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
 
 from hub.rest import connectors, loggers, offsets, plugins, root
+from hub.rest._settings import setting
 from hub.rest.auth import auth_dependencies, check_bind
 from hub.rest.errors import install_error_handlers
 from sluice import __version__
@@ -46,7 +48,34 @@ def create_app(
     app.state.herder = herder
     app.state.logger_levels_modified = {}
     install_error_handlers(app)
+    _install_cors(app, worker_config)
     secured = auth_dependencies(worker_config)
     for module in (root, connectors, offsets, plugins, loggers):
         app.include_router(module.router, dependencies=secured)
     return app
+
+
+def _install_cors(app: FastAPI, worker_config: Any) -> None:
+    """Cross-origin access for a web console on another origin, with Connect's worker keys.
+
+    ``access.control.allow.origin`` ("*" or comma-separated origins) turns it on;
+    ``access.control.allow.methods`` narrows the methods. Connect defaults those to
+    GET,POST,HEAD; here the default is every method the API uses, because a console that
+    cannot PUT, PATCH or DELETE cannot pause, edit or delete a connector.
+    """
+    origins = _csv(setting(worker_config, "access.control.allow.origin", ""))
+    if not origins:
+        return
+    methods = _csv(setting(worker_config, "access.control.allow.methods", "")) or [
+        "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS",
+    ]  # fmt: skip
+    app.add_middleware(
+        CORSMiddleware,
+        allow_origins=origins,
+        allow_methods=methods,
+        allow_headers=["Authorization", "Content-Type", "Accept"],
+    )
+
+
+def _csv(value: Any) -> list[str]:
+    return [part.strip() for part in str(value or "").split(",") if part.strip()]
