@@ -32,6 +32,7 @@ class RetentionMixin:
     _segments: tuple[Segment, ...]
     _log_start: int
     _hw: int
+    _recovery_point: int
     _dirty: list[Segment]
     _producers: ProducerStateManager
     config: LogConfig
@@ -126,6 +127,9 @@ class RetentionMixin:
                 self._log_start = end
                 write_log_start(self.directory, self._log_start)
             self._hw = min(self._hw, end)
+            if self._recovery_point > end:  # new data past ``end`` is not flushed yet
+                self._recovery_point = end
+                write_offset_file(self.directory / files.RECOVERY_POINT_FILE, end)
             self._producers.delete_snapshot()
             self._rebuild_producer_state()
             log.info("%s truncated to log end offset %d", self.ident, end)
@@ -182,23 +186,33 @@ class RetentionMixin:
         self._hw = max(self._hw, self._log_start)
 
 
-def read_log_start(directory: Path) -> int:
-    """The persisted log start offset (0 if never moved past the first segment)."""
+def read_offset_file(path: Path) -> int:
+    """An offset kept in a one-line text file; 0 if missing or unreadable (safe default)."""
     try:
-        return int((directory / files.LOG_START_FILE).read_text().strip())
+        return int(path.read_text().strip())
     except (OSError, ValueError):
         return 0
 
 
-def write_log_start(directory: Path, offset: int) -> None:
-    """Persists the log start atomically (temp + fsync + rename): DeleteRecords is durable."""
-    path = directory / files.LOG_START_FILE
+def write_offset_file(path: Path, offset: int, *, sync: bool = True) -> None:
+    """Replaces the file atomically (temp + optional fsync + rename)."""
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w") as fh:
         fh.write(f"{offset}\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+        if sync:
+            fh.flush()
+            os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+def read_log_start(directory: Path) -> int:
+    """The persisted log start offset (0 if never moved past the first segment)."""
+    return read_offset_file(directory / files.LOG_START_FILE)
+
+
+def write_log_start(directory: Path, offset: int) -> None:
+    """Persists the log start durably: DeleteRecords must not be undone by a crash."""
+    write_offset_file(directory / files.LOG_START_FILE, offset)
 
 
 def _largest_timestamp(segment: Segment) -> int:

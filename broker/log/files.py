@@ -8,6 +8,7 @@ Layout of a data directory::
         00000000000000000000.index              sparse offset -> position
         00000000000000000000.timeindex          sparse max timestamp -> offset
         log-start-offset                        persisted log start (DeleteRecords, retention)
+        recovery-point                          log end offset at the last fsync (see recovery)
         producer-state.json                     idempotent producer snapshot (see producer_state)
         cleaner-checkpoint.json                 offset compacted up to (see cleaner)
         cleaning/                               a compacted segment being built; deleted on open
@@ -29,6 +30,7 @@ SWAP_SUFFIX = ".swap"  # complete cleaner output about to replace a segment; fin
 
 TOPICS_FILE = "topics.json"
 LOG_START_FILE = "log-start-offset"
+RECOVERY_POINT_FILE = "recovery-point"
 PRODUCER_STATE_FILE = "producer-state.json"
 CLEANER_CHECKPOINT_FILE = "cleaner-checkpoint.json"
 CLEANER_BUILD_DIR = "cleaning"  # the cleaner writes new segments here before swapping them in

@@ -36,7 +36,12 @@ from broker.errors import (
 )
 from broker.log import _timestamps, batch, files
 from broker.log._append import stamp
-from broker.log._retention import RetentionMixin, read_log_start
+from broker.log._retention import (
+    RetentionMixin,
+    read_log_start,
+    read_offset_file,
+    write_offset_file,
+)
 from broker.log.config import INT32_MAX, LogConfig
 from broker.log.producer_state import ProducerStateManager
 from broker.log.recovery import recover_directory, recover_segment
@@ -90,6 +95,7 @@ class PartitionLog(RetentionMixin):
         self._unflushed_messages = 0
         self._last_flush_ms = clock()
         self._dirty: list[Segment] = []
+        self._recovery_point = 0
         self._closed = False
 
     # ------------------------------------------------------------ opening
@@ -109,11 +115,17 @@ class PartitionLog(RetentionMixin):
         directory.mkdir(parents=True, exist_ok=True)
         recover_directory(directory, self.ident)
         persisted_start = read_log_start(directory)
-        segments = []
-        for base in files.segment_base_offsets(directory):
+        recovery_point = read_offset_file(directory / files.RECOVERY_POINT_FILE)
+        bases = files.segment_base_offsets(directory)
+        segments: list[Segment] = []
+        for i, base in enumerate(bases):
             segment = self._new_segment(base)
-            recover_segment(segment, self.ident)
+            unflushed = i + 1 == len(bases) or bases[i + 1] > recovery_point
+            dropped = recover_segment(segment, self.ident, recovery_point if unflushed else None)
             segments.append(segment)
+            if dropped and i + 1 < len(bases):
+                self._drop_after_corruption(segment, bases[i + 1 :])
+                break
         if not segments:
             segments.append(self._new_segment(persisted_start))
         self._set_segments(tuple(segments))
@@ -121,12 +133,22 @@ class PartitionLog(RetentionMixin):
         if self._log_start > self.log_end_offset:
             self._log_start = self.log_end_offset
         self._hw = self.log_end_offset
+        self._recovery_point = min(recovery_point, self.log_end_offset)
         self._rebuild_producer_state()
         log.info(
             "%s opened: %d segment(s), log start %d, log end %d",
             self.ident, len(segments), self._log_start, self.log_end_offset,
         )  # fmt: skip
         return self
+
+    def _drop_after_corruption(self, segment: Segment, later: list[int]) -> None:
+        log.error(
+            "%s corrupt data inside %s: deleting %d later segment(s) so the log stays a prefix",
+            self.ident, segment.path.name, len(later),
+        )  # fmt: skip
+        for base in later:
+            for path in files.segment_files(self.directory, base):
+                path.unlink(missing_ok=True)
 
     def _new_segment(self, base: int) -> Segment:
         cfg = self.config
@@ -334,6 +356,7 @@ class PartitionLog(RetentionMixin):
             unflushed, self._unflushed_messages = self._unflushed_messages, 0
             for segment in dirty:
                 segment.write_index_pending()
+            end = self.log_end_offset
         try:
             for segment in dirty:
                 segment.fsync()
@@ -345,6 +368,10 @@ class PartitionLog(RetentionMixin):
                 self._unflushed_messages += unflushed
             raise self._storage_error(exc, "flush") from exc
         self._last_flush_ms = self.clock()
+        if dirty and end != self._recovery_point:
+            # Not fsynced itself: a lost update only makes the next recovery scan more.
+            write_offset_file(self.directory / files.RECOVERY_POINT_FILE, end, sync=False)
+            self._recovery_point = end
 
     @property
     def flush_due(self) -> bool:
@@ -357,8 +384,14 @@ class PartitionLog(RetentionMixin):
         return self._unflushed_messages >= self.config.flush_messages
 
     def maybe_flush(self, now_ms: int) -> bool:
-        """Background policy: flushes if ``flush.ms`` elapsed or ``flush.messages`` is due."""
-        if self._dirty and (self.flush_due or now_ms - self._last_flush_ms >= self.config.flush_ms):
+        """Background policy: flushes if ``flush.ms`` elapsed, ``flush.messages`` is due, or a
+        segment was rolled since the last flush (as Kafka flushes a rolled segment
+        asynchronously, which moves the recovery point past it)."""
+        dirty = self._dirty
+        rolled = bool(dirty) and dirty[0] is not self._segments[-1]  # Kafka flushes on roll
+        if dirty and (
+            rolled or self.flush_due or now_ms - self._last_flush_ms >= self.config.flush_ms
+        ):
             self.flush()
             return True
         return False

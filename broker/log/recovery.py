@@ -4,10 +4,14 @@ What a crash can leave behind, and what happens to it here:
 
 - A torn or corrupt tail in a ``.log`` (process killed mid-``write``, power loss before the
   page cache reached the disk): every segment's batches from its last offset-index entry to the
-  end are re-read and CRC-checked; the file is truncated at the first batch that is cut short,
-  fails its CRC, is not magic v2, or whose base offset goes backwards. Batches before the last
-  index entry were CRC-checked when they were appended and are not re-read (as in Kafka), so
-  opening a large log costs one index interval per segment, not a full scan.
+  end are re-read and CRC-checked, and so is everything after the partition's *recovery
+  point* (the log end offset at the last successful ``flush``, kept in ``recovery-point``),
+  because after a power cut unflushed pages may be missing anywhere. The file is truncated at
+  the first batch that is cut short, fails its CRC, is not magic v2, or whose base offset goes
+  backwards; later segments are then deleted too, so the log stays a prefix (Kafka's rule).
+  Flushed batches before the last index entry were CRC-checked when appended and are not
+  re-read, so a cleanly closed log (recovery point = log end) opens in one index interval per
+  segment.
 - A missing, malformed or stale index (the index is written lazily, see ``_index``): entries
   past the end of the log are dropped, an index whose last entry does not name the batch at
   its position is rebuilt from a scan of the ``.log``, and the file is rewritten.
@@ -65,8 +69,13 @@ def recover_directory(directory: Path, ident: str) -> None:
                 path.unlink()
 
 
-def recover_segment(segment: Segment, ident: str) -> int:
-    """Makes one segment consistent; returns the number of bytes truncated from its tail."""
+def recover_segment(segment: Segment, ident: str, recovery_point: int | None = None) -> int:
+    """Makes one segment consistent; returns the number of bytes truncated from its tail.
+
+    Batches are CRC-checked from the last offset-index entry, or from ``recovery_point`` (the
+    offset up to which the log was fsynced) if that is earlier: data past it may have been
+    lost or zero-filled anywhere, not only at the tail, by a power cut.
+    """
     rebuild = False
     try:
         segment.load_indexes()
@@ -86,6 +95,8 @@ def recover_segment(segment: Segment, ident: str) -> int:
         segment.offset_index.truncate_entries(0)
         segment.time_index.truncate_entries(0)
     _, start = segment.offset_index.lookup(2**63 - 1)
+    if recovery_point is not None:
+        start = min(start, segment.offset_index.lookup(recovery_point)[1])
     last_indexed = segment.time_index.max_entry()
     segment.max_timestamp, segment.offset_of_max_timestamp = last_indexed or (
         -1,
@@ -101,6 +112,7 @@ def recover_segment(segment: Segment, ident: str) -> int:
         )  # fmt: skip
         os.ftruncate(segment.fd, end)
         segment.size = end
+        segment.offset_index.truncate_to_position(end)
     segment.time_index.truncate_to_offset(segment.next_offset)
     if rebuild:
         segment.offset_index.rewrite()

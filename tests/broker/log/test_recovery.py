@@ -87,3 +87,39 @@ def test_interrupted_compaction_swap_is_finished(tmp_path: Path) -> None:
     assert files.CLEANER_BUILD_DIR not in names
     assert files.filename_prefix(999999) + ".index" not in names
     assert plog.log_end_offset == 90
+
+
+def test_unflushed_data_is_fully_checked_after_a_crash(tmp_path: Path) -> None:
+    config = LogConfig(segment_bytes=1000, index_interval_bytes=100, retention_ms=-1)
+    plog = PartitionLog.open(tmp_path / "u-0", "u", 0, config)
+    for i in range(10):
+        plog.append(make_batch([b"flushed-%d" % i] * 3))
+    plog.flush()
+    flushed_end = plog.log_end_offset
+    for i in range(40):
+        plog.append(make_batch([b"unflushed-%d" % i] * 3))
+    segment = next(s for s in plog.segments() if s.base_offset >= flushed_end)
+    victim = list(segment.scan())[1]  # well before that segment's last index entry
+    assert victim.position < segment.offset_index.last()[1]  # type: ignore[index]
+    with open(segment.path, "r+b") as fh:  # a page that never reached the disk
+        fh.seek(victim.position + 70)
+        fh.write(b"\0" * 10)
+    later = [s.base_offset for s in plog.segments() if s.base_offset > segment.base_offset]
+    del plog  # crash: no close, no final flush
+    plog = PartitionLog.open(tmp_path / "u-0", "u", 0, config)
+    assert plog.log_end_offset == victim.base_offset
+    assert later and all(s.base_offset not in later for s in plog.segments())
+    assert plog.read(0, 1 << 20).size > 0
+    assert plog.append(make_batch([b"again"])).first_offset == victim.base_offset
+
+
+def test_recovery_point_follows_flush_and_truncation(tmp_path: Path) -> None:
+    plog = PartitionLog.open(tmp_path / "v-0", "v", 0, CONFIG)
+    for i in range(5):
+        plog.append(make_batch([b"%d" % i]))
+    plog.flush()
+    point = tmp_path / "v-0" / files.RECOVERY_POINT_FILE
+    assert point.read_text().strip() == "5"
+    plog.truncate_to(2)
+    assert point.read_text().strip() == "2"
+    plog.close()
