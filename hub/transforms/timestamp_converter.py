@@ -95,8 +95,12 @@ class TimestampConverter(FieldTransform[R]):
                 return self.to_datetime(logical.days_to_date(value), None)
             if name in (TIME, TIMESTAMP):
                 return logical.millis_to_timestamp(value)
-            micros = value * 1_000_000 // self.unit
-            return logical.EPOCH + dt.timedelta(microseconds=micros)
+            try:
+                return logical.EPOCH + dt.timedelta(microseconds=value * 1_000_000 // self.unit)
+            except OverflowError:
+                raise DataError(
+                    f"unix timestamp {value} ({self.config.unix_precision}) is out of range"
+                ) from None
         if isinstance(value, str):
             if self.formatter is None:
                 raise DataError("string timestamps need the 'format' setting")

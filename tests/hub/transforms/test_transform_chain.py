@@ -1,0 +1,148 @@
+"""TransformChain.from_config: Kafka Connect keys, predicates, negate, errors by full key."""
+
+from __future__ import annotations
+
+import pytest
+
+from hub.api import ConfigError, Header, SinkRecord, SourceRecord
+from hub.plugins.manager import create_plugin_manager
+from hub.plugins.registry import PluginRegistry
+from hub.transforms.chain import TransformChain
+from tests.plugins import sample_plugin
+
+J = "org.apache.kafka.connect.transforms."
+
+
+def test_empty_config_is_an_identity_chain(registry: PluginRegistry) -> None:
+    c = TransformChain.from_config({"name": "x", "transforms": ""}, registry)
+    record = SourceRecord(topic="t", value=1)
+    assert len(c) == 0 and c.apply(record) is record
+
+
+def test_kafka_connect_style_chain_in_order(registry: PluginRegistry) -> None:
+    config = {
+        "transforms": "hoist, route ,insert",
+        "transforms.hoist.type": J + "HoistField$Value",
+        "transforms.hoist.field": "line",
+        "transforms.route.type": J + "RegexRouter",
+        "transforms.route.regex": "(.*)",
+        "transforms.route.replacement": "$1-copy",
+        "transforms.insert.type": "InsertField$Value",
+        "transforms.insert.topic.field": "topic",
+    }
+    c = TransformChain.from_config(config, registry)
+    out = c.apply(SourceRecord(topic="logs", value="hello"))
+    assert out is not None
+    assert out.topic == "logs-copy"
+    assert out.value == {"line": "hello", "topic": "logs-copy"}  # insert saw the new topic
+
+
+def test_predicates_and_negate(registry: PluginRegistry) -> None:
+    config = {
+        "transforms": "dropTombstones,tag",
+        "transforms.dropTombstones.type": J + "Filter",
+        "transforms.dropTombstones.predicate": "isTombstone",
+        "transforms.tag.type": "InsertHeader",
+        "transforms.tag.header": "seen",
+        "transforms.tag.value.literal": "yes",
+        "transforms.tag.predicate": "isOrders",
+        "transforms.tag.negate": "true",
+        "predicates": "isTombstone,isOrders",
+        "predicates.isTombstone.type": J + "predicates.RecordIsTombstone",
+        "predicates.isOrders.type": "TopicNameMatches",
+        "predicates.isOrders.pattern": "orders.*",
+    }
+    c = TransformChain.from_config(config, registry)
+    assert c.apply(SourceRecord(topic="users", key="k", value=None)) is None
+    out = c.apply(SinkRecord(topic="users", value=1, offset=5))
+    assert out is not None and out.headers == (Header("seen", "yes", out.headers[0].schema),)
+    orders = SinkRecord(topic="orders", value=1)
+    assert c.apply(orders) is orders  # negated predicate: tag skipped
+
+
+def test_key_variant_from_java_name(registry: PluginRegistry) -> None:
+    c = TransformChain.from_config(
+        {
+            "transforms": "k",
+            "transforms.k.type": J + "ExtractField$Key",
+            "transforms.k.field": "id",
+        },
+        registry,
+    )
+    out = c.apply(SourceRecord(topic="t", key={"id": 7}, value={"id": 8}))
+    assert out is not None and out.key == 7 and out.value == {"id": 8}
+
+
+def test_all_errors_reported_with_full_keys(registry: PluginRegistry) -> None:
+    config = {
+        "transforms": "a,b,c,d,e,a",
+        "transforms.a.type": "NoSuchTransform",
+        "transforms.c.type": "Cast$Value",
+        "transforms.c.spec": "x:int99",
+        "transforms.d.type": "RegexRouter",
+        "transforms.d.regex": "(",
+        "transforms.d.replacement": "x",
+        "transforms.d.predicate": "undeclared",
+        "transforms.e.type": "Filter",
+        "transforms.e.negate": "sometimes",
+        "predicates": "p,q",
+        "predicates.p.type": "TopicNameMatches",
+        "predicates.q.type": "NoSuchPredicate",
+    }
+    with pytest.raises(ConfigError) as exc:
+        TransformChain.from_config(config, registry)
+    errors = exc.value.errors
+    assert set(errors) == {
+        "transforms",
+        "transforms.a.type",
+        "transforms.b.type",
+        "transforms.c.spec",
+        "transforms.d.regex",
+        "transforms.d.predicate",
+        "transforms.e.negate",
+        "predicates.p.pattern",
+        "predicates.q.type",
+    }
+    assert "duplicate aliases: a" in errors["transforms"][0]
+    assert errors["transforms.b.type"] == ["Missing required configuration"]
+    assert "NoSuchTransform" in errors["transforms.a.type"][0]
+    assert "'undeclared' is not listed" in errors["transforms.d.predicate"][0]
+
+
+def test_negate_without_predicate_is_an_error(registry: PluginRegistry) -> None:
+    with pytest.raises(ConfigError) as exc:
+        TransformChain.from_config(
+            {"transforms": "f", "transforms.f.type": "Filter", "transforms.f.negate": "true"},
+            registry,
+        )
+    assert exc.value.errors == {"transforms.f.negate": ["negate needs a predicate"]}
+
+
+def test_third_party_transform_and_predicate_in_a_chain() -> None:
+    registry = create_plugin_manager([sample_plugin], load_entrypoints=False)
+    config = {
+        "transforms": "up,drop",
+        "transforms.up.type": "com.example.Uppercase",
+        "transforms.up.field": "name",
+        "transforms.drop.type": "Filter",
+        "transforms.drop.predicate": "even",
+        "predicates": "even",
+        "predicates.even.type": "IsEven",
+    }
+    c = TransformChain.from_config(config, registry)
+    out = c.apply(SourceRecord(topic="t", value={"name": "ann"}))
+    assert out is not None and out.value == {"name": "ANN"}
+    del config["transforms.up.field"]
+    with pytest.raises(ConfigError) as exc:
+        TransformChain.from_config(config, registry)
+    assert exc.value.errors == {"transforms.up.field": ["Missing required configuration"]}
+
+
+def test_close_survives_a_failing_transform(registry: PluginRegistry) -> None:
+    c = TransformChain.from_config({"transforms": "f", "transforms.f.type": "Filter"}, registry)
+
+    def boom() -> None:
+        raise RuntimeError("close failed")
+
+    c.steps[0].transform.close = boom  # type: ignore[method-assign]
+    c.close()
