@@ -19,6 +19,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# StreamReader pauses the socket when its buffer passes 2x this; the 64 KiB default would
+# pause and resume many times while a 1 MiB produce request arrives.
+_READ_LIMIT = 4 << 20
+
 
 class Server:
     """Listens on (host, port) and serves the Kafka protocol for a ``Broker``."""
@@ -33,7 +37,12 @@ class Server:
     async def start(self) -> tuple[str, int]:
         """Binds and starts accepting; returns the bound address (useful with port 0)."""
         self._server = await asyncio.start_server(
-            self._accept, self._host, self._port, reuse_address=True, backlog=1024
+            self._accept,
+            self._host,
+            self._port,
+            reuse_address=True,
+            backlog=1024,
+            limit=_READ_LIMIT,
         )
         name = self._server.sockets[0].getsockname()
         return name[0], name[1]
