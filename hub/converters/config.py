@@ -12,6 +12,8 @@ Resolution, per role:
    prefixed ones. (Kafka Connect ignores ``value.converter.schemas.enable`` in a connector
    config that does not repeat ``value.converter``, a classic surprise; Sluice honours it.)
 3. Neither: JSON with schemas for keys and values, the simple converter for headers.
+
+``registry`` needs only ``converters()`` and ``header_converters()`` (docs/contracts.md).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from hub.api import ConfigError, Converter, HeaderConverter
+from hub.plugins.registry import lookup
 from hub.runtime.errors import NotFoundError
 
 Role = Literal["key", "value", "header"]
@@ -69,8 +72,9 @@ def _build(role: Role, registry: Any, worker: Any, connector: Mapping[str, Any])
     key = f"{role}.converter"
     class_name, settings = converter_settings(role, worker, connector)
     kind = "header_converter" if role == "header" else "converter"
+    index = registry.header_converters() if role == "header" else registry.converters()
     try:
-        cls = registry.find(kind, class_name)
+        cls = lookup(index, kind, class_name)
     except NotFoundError as exc:
         raise ConfigError(f"invalid {key}", {key: [str(exc)]}) from None
     try:

@@ -10,7 +10,7 @@ class listed twice (e.g. by two plugins re-exporting it) is not a conflict.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import pluggy
@@ -139,30 +139,43 @@ class PluginRegistry:
 
     def find(self, kind: str, name: str) -> type[Any]:
         """The class called ``name`` (exact, else case-insensitive); NotFoundError otherwise."""
-        index = self.by_name(kind)
-        key = name.strip()
-        if key in index:
-            return index[key]
-        folded = {n.lower(): cls for n, cls in index.items()}
-        if key.lower() in folded:
-            return folded[key.lower()]
-        known = sorted({c.name for c in index.values()})
-        raise NotFoundError(
-            f"no {canonical_kind(kind).replace('_', ' ')} plugin named {name!r}; "
-            f"available: {', '.join(known) or 'none'}"
-        )
+        return lookup(self.by_name(kind), canonical_kind(kind), name)
 
     def find_transform(self, name: str) -> tuple[type[Any], str | None]:
-        """The transform class and its variant ("key"/"value"/None) for a ``type`` value.
+        """The transform class and its variant ("key"/"value"/None) for a ``type`` value."""
+        return lookup_transform(self.transforms(), name)
 
-        A ``$Key``/``$Value`` suffix picks the variant; a class with variants named without a
-        suffix defaults to "value", the common case (Kafka Connect would reject it).
-        """
-        cls = self.find("transform", name)
-        variants = getattr(cls, "variants", ())
-        if not variants:
-            return cls, None
-        for suffix, variant in VARIANT_SUFFIXES.items():
-            if name.strip().lower().endswith(suffix.lower()):
-                return cls, variant
-        return cls, "value" if "value" in variants else variants[0]
+
+def lookup(index: Mapping[str, type[Any]], kind: str, name: str) -> type[Any]:
+    """``index[name]``, else a case-insensitive match; NotFoundError listing what exists.
+
+    A plain function over a name -> class dict so callers holding any registry that offers
+    the contract's dict methods (``transforms()``, ...) resolve names the same way.
+    """
+    key = name.strip()
+    if key in index:
+        return index[key]
+    folded = {n.lower(): cls for n, cls in index.items()}
+    if key.lower() in folded:
+        return folded[key.lower()]
+    known = sorted({getattr(c, "name", c.__name__) for c in index.values()})
+    raise NotFoundError(
+        f"no {kind.replace('_', ' ')} plugin named {name!r}; "
+        f"available: {', '.join(known) or 'none'}"
+    )
+
+
+def lookup_transform(index: Mapping[str, type[Any]], name: str) -> tuple[type[Any], str | None]:
+    """The transform class and variant for a ``transforms.<t>.type`` value.
+
+    A ``$Key``/``$Value`` suffix picks the variant; a class with variants named without a
+    suffix defaults to "value", the common case (Kafka Connect would reject it).
+    """
+    cls = lookup(index, "transform", name)
+    variants = getattr(cls, "variants", ())
+    if not variants:
+        return cls, None
+    for suffix, variant in VARIANT_SUFFIXES.items():
+        if name.strip().lower().endswith(suffix.lower()):
+            return cls, variant
+    return cls, "value" if "value" in variants else variants[0]

@@ -11,8 +11,9 @@ Keys read (everything else is ignored)::
     predicates.<p>.type              name, alias or Java class
     predicates.<p>.<setting>         the predicate's own settings
 
-All problems are collected and raised together as one ConfigError whose fields are the full
-keys (``transforms.mask.fields``), so the REST API can report each one at once.
+``registry`` needs only ``transforms()`` and ``predicates()`` (name -> class dicts), as in
+docs/contracts.md. All problems are collected and raised together as one ConfigError whose
+fields are the full keys (``transforms.mask.fields``), so the REST API reports each at once.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Generic
 
 from hub.api import ConfigError, Predicate, Transformation
+from hub.plugins.registry import lookup, lookup_transform
 from hub.runtime.errors import NotFoundError
 from hub.transforms._util import R, split_list
 
@@ -112,7 +114,7 @@ class TransformChain(Generic[R]):
                 errors.setdefault(prefix + "type", []).append("Missing required configuration")
                 continue
             try:
-                pcls = registry.find("predicate", type_name)
+                pcls = lookup(registry.predicates(), "predicate", type_name)
             except NotFoundError as exc:
                 errors.setdefault(prefix + "type", []).append(str(exc))
                 continue
@@ -134,7 +136,7 @@ class TransformChain(Generic[R]):
             errors.setdefault(prefix + "type", []).append("Missing required configuration")
         else:
             try:
-                tcls, variant = registry.find_transform(type_name)
+                tcls, variant = lookup_transform(registry.transforms(), type_name)
             except NotFoundError as exc:
                 errors.setdefault(prefix + "type", []).append(str(exc))
             else:

@@ -146,3 +146,19 @@ def test_close_survives_a_failing_transform(registry: PluginRegistry) -> None:
 
     c.steps[0].transform.close = boom  # type: ignore[method-assign]
     c.close()
+
+
+def test_any_registry_with_the_contract_dict_methods_works(registry: PluginRegistry) -> None:
+    class DictOnly:
+        def transforms(self) -> dict[str, type]:
+            return registry.transforms()
+
+        def predicates(self) -> dict[str, type]:
+            return registry.predicates()
+
+    c = TransformChain.from_config(
+        {"transforms": "h", "transforms.h.type": J + "HoistField$Key", "transforms.h.field": "k"},
+        DictOnly(),
+    )
+    out = c.apply(SourceRecord(topic="t", key=1))
+    assert out is not None and out.key == {"k": 1}
