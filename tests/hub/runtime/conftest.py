@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, Message, TopicPartition
 
+from broker.config import BrokerConfig
 from hub.runtime.config import WorkerConfig
+from hub.runtime.embedded_broker import EmbeddedBroker
 from hub.runtime.herder import Herder
-from tests.fixtures.broker import BrokerProcess
 from tests.hub.runtime.sample_plugins import SampleRegistry
 
 
@@ -34,13 +35,29 @@ def worker_settings(bootstrap: str, prefix: str, **overrides: Any) -> dict[str, 
     }
 
 
+@pytest.fixture(scope="session")
+def hub_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]:
+    """An in-process broker without the 3 s initial group rebalance delay (as ``sluice up``)."""
+    config = BrokerConfig(
+        data_dir=tmp_path_factory.mktemp("hub-broker") / "data",
+        port=0,
+        group_initial_rebalance_delay_ms=0,
+    )
+    broker = EmbeddedBroker(config)
+    broker.start()
+    yield broker
+    broker.stop()
+
+
 @pytest.fixture
-def herder_factory(broker: BrokerProcess) -> Iterator[Callable[..., Herder]]:
+def herder_factory(hub_broker: EmbeddedBroker) -> Iterator[Callable[..., Herder]]:
     prefix = f"connect-{uuid.uuid4().hex[:8]}"
     running: list[Herder] = []
 
     def make(**overrides: Any) -> Herder:
-        config = WorkerConfig.from_mapping(worker_settings(broker.bootstrap, prefix, **overrides))
+        config = WorkerConfig.from_mapping(
+            worker_settings(hub_broker.bootstrap, prefix, **overrides)
+        )
         herder = Herder(config, registry=SampleRegistry())
         herder.start()
         running.append(herder)

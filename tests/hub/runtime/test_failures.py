@@ -1,0 +1,146 @@
+"""Task failures, automatic restarts with backoff, errors.tolerance and dead-letter queues."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from hub.runtime.embedded_broker import EmbeddedBroker
+from hub.runtime.herder import Herder
+from tests.fixtures.broker import wait_until
+from tests.hub.runtime.conftest import read_topic
+from tests.hub.runtime.sample_plugins import STATE
+from tests.hub.runtime.test_sink import produce, received
+
+
+def task_state(herder: Herder, name: str) -> dict:
+    tasks = herder.connector_status(name)["tasks"]
+    return tasks[0] if tasks else {"state": "NONE"}
+
+
+def test_failed_task_is_isolated_and_restarted_with_backoff(
+    hub_broker: EmbeddedBroker, herder_factory: Callable[..., Herder], name: str
+) -> None:
+    herder = herder_factory(**{"task.restart.backoff.ms": 300, "task.restart.max.backoff.ms": 5000})
+    healthy, flaky = f"{name}-ok", f"{name}-flaky"
+    herder.create_connector(
+        flaky, {"connector.class": "counter", "topic": flaky, "count": "50", "fail_times": "2"}
+    )
+    herder.create_connector(
+        healthy, {"connector.class": "counter", "topic": healthy, "count": "500", "batch": "5",
+                  "poll_delay_ms": "2"},
+    )  # fmt: skip
+    failed = wait_until(
+        lambda: (t := task_state(herder, flaky))["state"] == "FAILED" and t, 10, "FAILED"
+    )
+    assert "counter task failing on purpose" in failed["trace"]
+    assert "RuntimeError" in failed["trace"]
+    assert herder.connector_status(flaky)["connector"]["state"] == "RUNNING"
+    # the other connector is untouched and keeps flowing meanwhile
+    assert task_state(herder, healthy)["state"] == "RUNNING"
+    wait_until(lambda: len(read_topic(hub_broker.bootstrap, healthy)) >= 500, 20, "healthy data")
+    # two failures, then the third start succeeds and delivers everything
+    wait_until(lambda: task_state(herder, flaky)["state"] == "RUNNING", 10, "auto restart")
+    wait_until(lambda: len(read_topic(hub_broker.bootstrap, flaky)) >= 50, 20, "flaky data")
+    assert STATE.starts[flaky] == 3
+    assert "trace" not in task_state(herder, flaky)
+
+
+def test_restart_api_only_failed(herder_factory: Callable[..., Herder], name: str) -> None:
+    herder = herder_factory(**{"task.restart.backoff.ms": 60_000})
+    herder.create_connector(
+        name, {"connector.class": "counter", "topic": name, "fail_times": "1000"}
+    )
+    wait_until(lambda: task_state(herder, name)["state"] == "FAILED", 10, "FAILED")
+    assert herder.restart_connector(name, include_tasks=False, only_failed=True) is None
+    starts = STATE.starts[name]
+    snapshot = herder.restart_connector(name, include_tasks=True, only_failed=True)
+    assert snapshot is not None
+    assert snapshot["connector"]["state"] == "RUNNING"  # only failed instances restart
+    assert snapshot["tasks"][0]["state"] == "RESTARTING"
+    wait_until(lambda: STATE.starts[name] == starts + 1, 10, "task restarted")
+    wait_until(lambda: task_state(herder, name)["state"] == "FAILED", 10, "FAILED again")
+    herder.restart_task(name, 0)
+    wait_until(lambda: STATE.starts[name] == starts + 2, 10, "manual task restart")
+
+
+def _headers(msg) -> dict[str, str]:
+    return {k: v.decode() for k, v in (msg.headers() or [])}
+
+
+def test_sink_dead_letter_queue_with_context_headers(
+    hub_broker: EmbeddedBroker, herder_factory: Callable[..., Herder], name: str, topic_name: str
+) -> None:
+    dlq = f"{topic_name}-dlq"
+    produce(hub_broker, topic_name, [{"i": 0}, b"not json", {"i": 2}, b"{broken", {"i": 4}], 1)
+    herder = herder_factory()
+    herder.create_connector(
+        name,
+        {"connector.class": "recording", "topics": topic_name, "errors.tolerance": "all",
+         "errors.log.enable": "true", "errors.log.include.messages": "true",
+         "errors.deadletterqueue.topic.name": dlq,
+         "errors.deadletterqueue.context.headers.enable": "true"},
+    )  # fmt: skip
+    wait_until(lambda: len(received(name)) >= 3, 20, "good records")
+    assert received(name) == [{"i": 0}, {"i": 2}, {"i": 4}]
+    dead = wait_until(lambda: len(m := read_topic(hub_broker.bootstrap, dlq)) >= 2 and m, 10, "DLQ")
+    assert [m.value() for m in dead] == [b"not json", b"{broken"]
+    headers = _headers(dead[0])
+    assert headers["__connect.errors.topic"] == topic_name
+    assert headers["__connect.errors.partition"] == "0"
+    assert headers["__connect.errors.offset"] == "1"
+    assert headers["__connect.errors.connector.name"] == name
+    assert headers["__connect.errors.task.id"] == "0"
+    assert headers["__connect.errors.stage"] == "VALUE_CONVERTER"
+    assert headers["__connect.errors.class.name"] == "JsonConverter"
+    assert headers["__connect.errors.exception.class.name"].endswith("DataError")
+    assert "not JSON" in headers["__connect.errors.exception.message"]
+    assert "Traceback" in headers["__connect.errors.exception.stacktrace"]
+    assert _headers(dead[1])["__connect.errors.offset"] == "3"
+    assert task_state(herder, name)["state"] == "RUNNING"
+
+
+def test_sink_tolerance_none_fails_the_task(
+    hub_broker: EmbeddedBroker, herder_factory: Callable[..., Herder], name: str, topic_name: str
+) -> None:
+    produce(hub_broker, topic_name, [{"i": 0}, b"not json"], 1)
+    herder = herder_factory(**{"task.restart.backoff.ms": 60_000})
+    herder.create_connector(name, {"connector.class": "recording", "topics": topic_name})
+    failed = wait_until(
+        lambda: (t := task_state(herder, name))["state"] == "FAILED" and t, 20, "FAILED"
+    )
+    assert "Tolerance exceeded" in failed["trace"]
+
+
+def test_source_dead_letter_queue(
+    hub_broker: EmbeddedBroker, herder_factory: Callable[..., Herder], name: str, topic_name: str
+) -> None:
+    dlq = f"{topic_name}-dlq"
+    herder = herder_factory()
+    herder.create_connector(
+        name,
+        {"connector.class": "poison-source", "topic": topic_name, "count": "30",
+         "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
+         "errors.deadletterqueue.context.headers.enable": "true"},
+    )  # fmt: skip
+    good = wait_until(
+        lambda: len(m := read_topic(hub_broker.bootstrap, topic_name)) >= 20 and m, 20, "records"
+    )
+    assert [json.loads(m.value())["n"] for m in good] == [n for n in range(1, 31) if n % 3]
+    dead = wait_until(
+        lambda: len(m := read_topic(hub_broker.bootstrap, dlq)) >= 10 and m, 10, "DLQ"
+    )
+    headers = _headers(dead[0])
+    assert headers["__connect.errors.topic"] == topic_name
+    assert headers["__connect.errors.stage"] == "VALUE_CONVERTER"
+    assert headers["__connect.errors.connector.name"] == name
+    assert json.loads(dead[0].value()) == {"bad": "{1, 2}"}
+    # skipped records still advance the committed source offset
+    wait_until(
+        lambda: (
+            herder.connector_offsets(name)["offsets"]
+            == [{"partition": {"p": 0}, "offset": {"n": 30}}]
+        ),
+        10,
+        "offsets through the last record",
+    )
