@@ -150,7 +150,7 @@ class Broker:
 
     async def _start_coordinator(self) -> Any:
         try:
-            from broker.coordinator import GroupCoordinator  # type: ignore[attr-defined]
+            from broker.coordinator import GroupCoordinator
         except ImportError:
             log.warning("group coordinator unavailable; consumer-group APIs are disabled")
             return None

@@ -46,7 +46,7 @@ class ResponseBuffer:
         self._size = 0
 
     def write(self, data: bytes | bytearray | memoryview | RecordChunks) -> None:
-        if type(data) is RecordChunks:
+        if isinstance(data, RecordChunks):
             self._flush_small()
             self._chunks.extend(data.chunks)
             self._size += data.size
@@ -55,9 +55,9 @@ class ResponseBuffer:
         self._size += n
         if n >= _BIG:
             self._flush_small()
-            self._chunks.append(data)  # type: ignore[arg-type]
+            self._chunks.append(data)
         else:
-            self._small += data  # type: ignore[operator]
+            self._small += data
 
     def _flush_small(self) -> None:
         if self._small:

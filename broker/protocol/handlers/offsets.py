@@ -76,4 +76,5 @@ def _lookup(ctx: RequestContext, topic: str, partition: int, timestamp: int) -> 
     found = plog.offset_for_timestamp(timestamp)
     if found is None or found[0] >= hw:
         return -1, -1
-    return found
+    offset, ts = found
+    return int(offset), int(ts)
