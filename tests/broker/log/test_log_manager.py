@@ -100,3 +100,31 @@ def test_background_threads_start_and_stop(tmp_path: Path) -> None:
     m.start()
     m.log("t", 0).append(make_batch([b"a"]))
     m.close()
+
+
+class Clock:
+    def __init__(self, now: int) -> None:
+        self.now = now
+
+    def __call__(self) -> int:
+        return self.now
+
+
+def test_retention_flush_and_cleaner_passes_use_the_injected_clock(tmp_path: Path) -> None:
+    clock = Clock(1_000_000)
+    m = LogManager(tmp_path, clock=clock)
+    m.load()
+    m.create_topic("d", 1, {"segment.bytes": "200", "retention.ms": "1000", "flush.ms": "500"})
+    m.create_topic("c", 1, {"segment.bytes": "200", "cleanup.policy": "compact"})
+    for _ in range(6):
+        m.log("d", 0).append(make_batch([b"x" * 50], timestamp=clock.now))
+        m.log("c", 0).append(make_batch([b"x" * 50], keys=[b"k"], timestamp=clock.now))
+    assert m.run_retention() == 0
+    clock.now += 2_000
+    assert m.run_retention() > 0
+    assert m.log("d", 0).log_start_offset > 0
+    assert m.log("c", 0).log_start_offset == 0  # compact-only topics never expire
+    m.run_flush()
+    assert (tmp_path / "d-0" / "recovery-point").read_text().strip() == "6"
+    assert m.run_cleaner() > 0
+    m.close()
