@@ -10,67 +10,36 @@ import json
 import socket
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
-from fastapi import FastAPI
 from typer.testing import CliRunner
 
 from hub import connectors_cli
 from hub.connectors_cli import connectors_app
 from hub.rest import create_app
+from hub.rest.server import RestServer
 from tests.hub.rest.fake_herder import SINK, SOURCE, FakeHerder
 
 TOKEN = "cli-token"
 
 
-class Served:
-    """A uvicorn server in a thread, on a port the OS picked."""
-
-    def __init__(self, app: FastAPI) -> None:
-        self.app = app
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-        self.thread = threading.Thread(
-            target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
-        )
-
-    def __enter__(self) -> Served:
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise AssertionError("uvicorn did not start within 10s")
-            time.sleep(0.01)
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
-        self.sock.close()
-
-
 @pytest.fixture(scope="module")
-def served() -> Iterator[Served]:
-    with Served(create_app(FakeHerder(), {})) as running:
+def served() -> Iterator[RestServer]:
+    with RestServer(create_app(FakeHerder(), {}), port=0) as running:
         yield running
 
 
 @pytest.fixture
-def herder(served: Served) -> FakeHerder:
+def herder(served: RestServer) -> FakeHerder:
     fresh = FakeHerder()
     served.app.state.herder = fresh
     return fresh
 
 
 @pytest.fixture
-def sluice(served: Served, herder: FakeHerder, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+def sluice(served: RestServer, herder: FakeHerder, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     """Runs ``sluice connectors ARGS`` against the served app (via SLUICE_REST_URL)."""
     monkeypatch.setenv("SLUICE_REST_URL", served.url)
     for console in (connectors_cli.out, connectors_cli.err):
@@ -203,7 +172,7 @@ def test_unreachable_api(sluice) -> None:  # type: ignore[no-untyped-def]
 def test_authentication(monkeypatch: pytest.MonkeyPatch) -> None:
     app = create_app(FakeHerder(), {"rest.auth.token": TOKEN, "rest.auth.basic": "u:p"})
     runner = CliRunner()
-    with Served(app) as served:
+    with RestServer(app, port=0) as served:
         monkeypatch.setenv("SLUICE_REST_URL", served.url)
         denied = runner.invoke(connectors_app, ["list"])
         assert denied.exit_code == 1 and "--token" in denied.output
