@@ -119,6 +119,7 @@ class JsonConverter(Converter):
     name = "json"
     aliases = ("JsonConverter", "org.apache.kafka.connect.json.JsonConverter")
     config_model = JsonConverterConfig
+    config: JsonConverterConfig
     description = "JSON, optionally in Kafka Connect's {schema, payload} envelope."
 
     def __init__(self, config: Mapping[str, Any], is_key: bool) -> None:
@@ -142,6 +143,7 @@ class JsonHeaderConverter(HeaderConverter):
     name = "json"
     aliases = ("JsonConverter", "org.apache.kafka.connect.json.JsonConverter")
     config_model = JsonConverterConfig
+    config: JsonConverterConfig
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         super().__init__(config)

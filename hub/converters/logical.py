@@ -51,14 +51,17 @@ def timestamp_to_millis(value: Any) -> int:
     if isinstance(value, dt.datetime):
         if value.tzinfo is None:  # naive datetimes are taken as UTC, as Connect has no zones
             value = value.replace(tzinfo=dt.UTC)
-        return (value - EPOCH) // dt.timedelta(milliseconds=1)
+        return int((value - EPOCH) // dt.timedelta(milliseconds=1))
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     raise DataError(f"Timestamp value must be a datetime or int, got {type(value).__name__}")
 
 
 def millis_to_timestamp(millis: int) -> dt.datetime:
-    return EPOCH + dt.timedelta(milliseconds=millis)
+    try:
+        return EPOCH + dt.timedelta(milliseconds=millis)
+    except OverflowError:
+        raise DataError(f"timestamp {millis} ms is out of range") from None
 
 
 def date_to_days(value: Any) -> int:
@@ -72,7 +75,10 @@ def date_to_days(value: Any) -> int:
 
 
 def days_to_date(days: int) -> dt.date:
-    return EPOCH_DATE + dt.timedelta(days=days)
+    try:
+        return EPOCH_DATE + dt.timedelta(days=days)
+    except OverflowError:
+        raise DataError(f"date {days} days from the epoch is out of range") from None
 
 
 def time_to_millis(value: Any) -> int:

@@ -38,6 +38,7 @@ class StringConverter(Converter):
     name = "string"
     aliases = ("StringConverter", "org.apache.kafka.connect.storage.StringConverter")
     config_model = StringConverterConfig
+    config: StringConverterConfig
     description = "Values as text in a configurable encoding (converter.encoding)."
 
     def __init__(self, config: Mapping[str, Any], is_key: bool) -> None:

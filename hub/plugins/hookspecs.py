@@ -1,3 +1,5 @@
+# Hookspec bodies are never run (pluggy calls the implementations), hence "empty" bodies.
+# mypy: disable-error-code="empty-body"
 """The hooks a Sluice plugin implements; the docstrings are the reference docs.
 
 Every hook is prefixed ``sluice_`` and collects results from every plugin (none is
@@ -12,7 +14,7 @@ validated config, and the REST API reads their ``config_model`` without instanti
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -40,7 +42,7 @@ def sluice_connectors() -> list[type[Connector]]:
 
 
 @hookspec
-def sluice_transforms() -> list[type[Transformation]]:
+def sluice_transforms() -> list[type[Transformation[Any]]]:
     """Single Message Transform classes this plugin provides.
 
     Runs when the registry is first asked for transforms (building a connector's transform
@@ -51,7 +53,7 @@ def sluice_transforms() -> list[type[Transformation]]:
 
 
 @hookspec
-def sluice_predicates() -> list[type[Predicate]]:
+def sluice_predicates() -> list[type[Predicate[Any]]]:
     """Predicate classes (the ``predicates.<p>.type`` values) this plugin provides.
 
     Runs when the registry is first asked for predicates. Return ``Predicate`` subclasses,

@@ -18,10 +18,11 @@ import importlib
 import logging
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pluggy
+from pluggy import HookImpl, Result
 
 from hub.plugins import hookspecs
 from hub.plugins.registry import PluginRegistry
@@ -74,12 +75,14 @@ def _import_default(module_name: str) -> object | None:
 
 
 def _enable_tracing(pm: pluggy.PluginManager) -> None:
-    def before(hook_name: str, impls: list[Any], kwargs: dict[str, Any]) -> None:
+    def before(hook_name: str, impls: Sequence[HookImpl], kwargs: Mapping[str, Any]) -> None:
         trace_log.info(
             "hook %s called on %s with %r", hook_name, [i.plugin_name for i in impls], kwargs
         )
 
-    def after(outcome: Any, hook_name: str, impls: list[Any], kwargs: dict[str, Any]) -> None:
+    def after(
+        outcome: Result[Any], hook_name: str, impls: Sequence[HookImpl], kwargs: Mapping[str, Any]
+    ) -> None:
         trace_log.info("hook %s returned %r", hook_name, outcome.get_result())
 
     pm.add_hookcall_monitoring(before, after)

@@ -55,8 +55,9 @@ def canonical_kind(kind: str) -> Kind:
 
 def plugin_names(cls: type[Any], kind: Kind) -> list[str]:
     """Every name ``cls`` answers to: name, aliases, and ``$Key``/``$Value`` forms."""
-    base = [cls.name, *getattr(cls, "aliases", ())]
-    if kind == "transform" and getattr(cls, "variants", ()):
+    base: list[str] = [cls.name, *getattr(cls, "aliases", ())]
+    variants: tuple[str, ...] = getattr(cls, "variants", ())
+    if kind == "transform" and variants:
         return base + [n + suffix for n in base for suffix in VARIANT_SUFFIXES]
     return base
 

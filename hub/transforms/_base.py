@@ -7,7 +7,7 @@ value, so they never look at which side of the record they work on.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from hub.api import Schema, Transformation
 from hub.api.transform import Variant
@@ -15,7 +15,7 @@ from hub.transforms._util import R, SchemaCache, operating, updated
 
 
 class FieldTransform(Transformation[R]):
-    variants: tuple[Variant, ...] = ("key", "value")
+    variants: ClassVar[tuple[Variant, ...]] = ("key", "value")
 
     def __init__(self, config: Any, variant: Variant | None = None) -> None:
         super().__init__(config, variant or "value")

@@ -63,6 +63,10 @@ def _field(letter: str, width: int) -> tuple[Callable[[dt.datetime], str], str]:
     raise ValueError(f"unsupported date pattern letter {letter!r}")
 
 
+def _constant(text: str) -> Callable[[dt.datetime], str]:
+    return lambda _t: text
+
+
 class JavaDateFormat:
     """One compiled pattern: ``format(datetime) -> str`` and ``parse(str) -> datetime`` (UTC)."""
 
@@ -81,7 +85,7 @@ class JavaDateFormat:
             else:
                 literal = text[1:-1].replace("''", "'") if text.startswith("'") else text
                 literal = literal or "'"
-                parts.append(lambda _t, s=literal: s)
+                parts.append(_constant(literal))
                 directives.append(literal.replace("%", "%%"))
         self._parts = parts
         self._strptime = "".join(directives)

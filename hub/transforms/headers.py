@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -80,7 +80,7 @@ class HeaderFrom(Transformation[R]):
     name = "HeaderFrom"
     aliases = java_aliases("HeaderFrom")
     config_model = HeaderFromConfig
-    variants = ("key", "value")
+    variants: ClassVar[tuple[Variant, ...]] = ("key", "value")
     description = "Copy or move key/value fields into headers."
 
     def __init__(self, config: HeaderFromConfig, variant: Variant | None = None) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hub.api import Predicate, Transformation
 from hub.plugins import hookimpl
 from hub.transforms.cast import Cast
@@ -18,7 +20,7 @@ from hub.transforms.routers import RegexRouter, TimestampRouter
 from hub.transforms.timestamp_converter import TimestampConverter
 from hub.transforms.value_to_key import ValueToKey
 
-TRANSFORMS: tuple[type[Transformation], ...] = (
+TRANSFORMS: tuple[type[Transformation[Any]], ...] = (
     Cast,
     DropHeaders,
     ExtractField,
@@ -35,14 +37,14 @@ TRANSFORMS: tuple[type[Transformation], ...] = (
     TimestampRouter,
     ValueToKey,
 )
-PREDICATES: tuple[type[Predicate], ...] = (TopicNameMatches, HasHeaderKey, RecordIsTombstone)
+PREDICATES: tuple[type[Predicate[Any]], ...] = (TopicNameMatches, HasHeaderKey, RecordIsTombstone)
 
 
 @hookimpl
-def sluice_transforms() -> list[type[Transformation]]:
+def sluice_transforms() -> list[type[Transformation[Any]]]:
     return list(TRANSFORMS)
 
 
 @hookimpl
-def sluice_predicates() -> list[type[Predicate]]:
+def sluice_predicates() -> list[type[Predicate[Any]]]:
     return list(PREDICATES)
