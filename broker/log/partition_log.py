@@ -42,7 +42,7 @@ from broker.log._retention import (
     read_offset_file,
     write_offset_file,
 )
-from broker.log.config import INT32_MAX, LogConfig
+from broker.log.config import INT32_MAX, LONG_MAX, LogConfig
 from broker.log.producer_state import ProducerStateManager
 from broker.log.recovery import recover_directory, recover_segment
 from broker.log.segment import BatchPosition, Segment, is_disk_full
@@ -176,6 +176,13 @@ class PartitionLog(RetentionMixin):
 
     @property
     def high_watermark(self) -> int:
+        """The end of what consumers may read (fetch's ``upper_bound``).
+
+        Single node (``hw_follows_leo``): the log end offset after each append; but if the
+        topic has a ``flush.messages`` policy, only what the last ``flush()`` made durable, so
+        no consumer reads a record that a power cut could still take back. Cluster mode will
+        clear ``hw_follows_leo`` and drive it with ``set_high_watermark``.
+        """
         return self._hw
 
     def set_high_watermark(self, offset: int) -> None:
@@ -233,8 +240,8 @@ class PartitionLog(RetentionMixin):
                 if header.producer_id >= 0:
                     self._producers.update(header, position.base_offset, position.max_timestamp)
                 self._unflushed_messages += header.record_count
-            if self.hw_follows_leo:
-                self._hw = segment.next_offset
+            if self.hw_follows_leo and self.config.flush_messages == LONG_MAX:
+                self._hw = segment.next_offset  # else flush() moves it (see high_watermark)
             return AppendInfo(
                 first,
                 positions[-1].last_offset,
@@ -368,6 +375,9 @@ class PartitionLog(RetentionMixin):
                 self._unflushed_messages += unflushed
             raise self._storage_error(exc, "flush") from exc
         self._last_flush_ms = self.clock()
+        if self.hw_follows_leo and end > self._hw:
+            with self._lock:
+                self._hw = max(self._hw, min(end, self.log_end_offset))
         if dirty and end != self._recovery_point:
             # Not fsynced itself: a lost update only makes the next recovery scan more.
             write_offset_file(self.directory / files.RECOVERY_POINT_FILE, end, sync=False)

@@ -178,3 +178,14 @@ def test_retention_bytes(tmp_path: Path) -> None:
     plog.delete_old_segments()
     assert plog.size_bytes() == len(batch) * 2
     assert plog.log_start_offset == 3
+
+
+def test_high_watermark_waits_for_flush_under_a_flush_messages_policy(tmp_path: Path) -> None:
+    plog = open_log(tmp_path, flush_messages=2)
+    plog.append(make_batch([b"a"]))
+    assert plog.log_end_offset == 1 and plog.high_watermark == 0 and not plog.flush_due
+    plog.append(make_batch([b"b"]))
+    assert plog.flush_due
+    plog.flush()
+    assert plog.high_watermark == 2 and not plog.flush_due
+    assert (plog.directory / "recovery-point").read_text().strip() == "2"
