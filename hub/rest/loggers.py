@@ -77,12 +77,17 @@ def _describe(request: Request, name: str, logger: logging.Logger) -> dict[str, 
 
 @router.get(
     "",
-    summary="Every logger of this worker with its effective level",
+    summary="The root logger and every logger whose level was set explicitly",
     response_model=None,
     responses={200: documented(dict[str, LoggerLevel], "Keyed by logger name."), **ERRORS},
 )
 def list_loggers(request: Request) -> dict[str, dict[str, Any]]:
-    return {name: _describe(request, name, lg) for name, lg in sorted(_known().items())}
+    # As Connect: only loggers with their own level; the rest just inherit (GET one by name).
+    return {
+        name: _describe(request, name, logger)
+        for name, logger in sorted(_known().items())
+        if name == _ROOT or logger.level != logging.NOTSET
+    }
 
 
 @router.get(

@@ -43,6 +43,9 @@ def test_list_includes_root_and_known_loggers(client: TestClient) -> None:
     loggers = client.get("/admin/loggers").json()
     assert "root" in loggers and f"{NS}.pinned" in loggers
     assert loggers[f"{NS}.pinned"] == {"level": "ERROR", "last_modified": None}
+    assert f"{NS}.child" not in loggers  # inherits: listed only when asked for by name
+    inherited = kafka_level(logging.getLogger(f"{NS}.child").getEffectiveLevel())
+    assert client.get(f"/admin/loggers/{NS}.child").json()["level"] == inherited
 
 
 def test_get_logger(client: TestClient) -> None:
