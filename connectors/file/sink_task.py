@@ -62,9 +62,9 @@ class FileSinkTask(SinkTask):
     def __init__(self, context: SinkTaskContext) -> None:
         super().__init__(context)
         self._fd: int | None = None
-        self._buf: list[bytes] = []
+        self._buf: list[str] = []  # formatted lines, without their newline
         self._buf_bytes = 0
-        self._written: dict[TopicPartition, int] = {}  # next offset handed to the OS
+        self._written_raw: dict[tuple[str, int], int] = {}  # next offset handed to the OS
         self._durable: dict[TopicPartition, int] = {}  # next offset fsynced + in the sidecar
 
     def start(self, config: Mapping[str, Any]) -> None:
@@ -87,7 +87,7 @@ class FileSinkTask(SinkTask):
             for key, next_offset in state.get("offsets", {}).items():
                 topic, _, partition = key.rpartition("/")
                 self._durable[TopicPartition(topic, int(partition))] = int(next_offset)
-            self._written = dict(self._durable)
+            self._written_raw = {(tp.topic, tp.partition): n for tp, n in self._durable.items()}
         log.info("[%s] appending to %s (%s)", self._name, path, self.config.format)
 
     def _load_sidecar(self, path: str) -> dict[str, Any] | None:
@@ -106,20 +106,29 @@ class FileSinkTask(SinkTask):
                 self.context.offset(tp, self._durable[tp])
 
     def put(self, records: Sequence[SinkRecord]) -> None:
-        buf, written, as_json = self._buf, self._written, self._json
+        # Hot path: plain (topic, partition) tuples and str lines, encoded once per write.
+        lines, written, as_json = self._buf, self._written_raw, self._json
         size = 0
         for record in records:
-            tp = TopicPartition(record.topic, record.partition or 0)
-            if record.offset < written.get(tp, -1):
+            key = (record.topic, record.partition or 0)
+            offset = record.offset
+            if offset < written.get(key, -1):
                 continue  # already in the file (see module docstring)
-            line = (self._json_line(record) if as_json else _text(record.value)) + "\n"
-            data = line.encode("utf-8", "surrogateescape")
-            buf.append(data)
-            size += len(data)
-            written[tp] = record.offset + 1
+            value = record.value
+            if as_json:
+                line = self._json_line(record)
+            else:
+                line = value if type(value) is str else _text(value)
+            lines.append(line)
+            size += len(line) + 1
+            written[key] = offset + 1
         self._buf_bytes += size
         if self._buf_bytes >= self.config.buffer_bytes:
             self._write()
+
+    @property
+    def _written(self) -> dict[TopicPartition, int]:
+        return {TopicPartition(t, p): n for (t, p), n in self._written_raw.items()}
 
     @staticmethod
     def _json_line(record: SinkRecord) -> str:
@@ -137,7 +146,8 @@ class FileSinkTask(SinkTask):
     def _write(self) -> None:
         if not self._buf:
             return
-        data = b"".join(self._buf)
+        self._buf.append("")  # for the last newline
+        data = "\n".join(self._buf).encode("utf-8", "surrogateescape")
         self._buf.clear()
         self._buf_bytes = 0
         if self._fd is None:
