@@ -1,7 +1,7 @@
 """Values as strings and back, the way Kafka Connect's ``Values`` class treats header text.
 
 ``to_string`` writes primitives plainly and containers as JSON; ``parse_string`` reads the
-text back with a best-guess schema: booleans, integers (the smallest int type that fits),
+text back with a best-guess schema: ``null``, booleans, integers (the smallest int type that fits),
 floats, JSON arrays/objects; anything else stays a string. Used by the simple header
 converter and by the InsertHeader transform's ``value.literal``.
 """
@@ -46,6 +46,8 @@ def to_string(value: Any) -> str:
 def parse_string(text: str) -> SchemaAndValue:
     stripped = text.strip()
     lowered = stripped.lower()
+    if lowered == "null":
+        return SchemaAndValue(None, None)
     if lowered in ("true", "false"):
         return SchemaAndValue(BOOLEAN_SCHEMA, lowered == "true")
     if _INT_RE.fullmatch(stripped):

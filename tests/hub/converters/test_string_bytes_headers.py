@@ -84,7 +84,8 @@ def test_parse_string_guesses_types(text: str, schema_type: Type, value: object)
     assert got.value == value
 
 
-def test_parse_string_containers_and_huge_ints() -> None:
+def test_parse_string_containers_null_and_huge_ints() -> None:
+    assert parse_string("null").value is None and parse_string("null").schema is None
     assert parse_string('{"a": [1]}').value == {"a": [1]}
     assert parse_string("[1,2]").schema is None
     assert parse_string(str(2**70)).value == decimal.Decimal(2**70)
