@@ -31,6 +31,7 @@ def _register_layers() -> None:
 
     register_broker(app)
     __import__("hub.connectors_cli").connectors_cli.register(app)  # sluice connectors ...
+    __import__("hub.cli").cli.register(app)  # sluice up, sluice connect
 
 
 def main() -> None:
