@@ -95,7 +95,8 @@ class _JsonCodec:
         except (UnicodeDecodeError, ValueError) as exc:
             snippet = bytes(data[:60]).decode("utf-8", "replace")
             raise DataError(f"malformed JSON ({exc}) in message starting {snippet!r}") from None
-        if not self.schemas_enable:
+        if not self.schemas_enable or node is None:
+            # a JSON null is a null whatever the mode: nothing to unwrap
             return SchemaAndValue(None, node)
         if not isinstance(node, dict) or set(node) != ENVELOPE_KEYS:
             raise DataError(

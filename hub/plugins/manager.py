@@ -68,7 +68,8 @@ def _import_default(module_name: str) -> object | None:
     except ModuleNotFoundError as exc:
         # Only swallow "this plugin does not exist"; a missing dependency inside an existing
         # plugin is a real bug and must surface.
-        if exc.name is not None and module_name.startswith(exc.name):
+        missing = exc.name or ""
+        if missing and (module_name == missing or module_name.startswith(missing + ".")):
             log.debug("built-in plugin %s not available: %s", module_name, exc)
             return None
         raise

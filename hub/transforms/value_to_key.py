@@ -34,6 +34,8 @@ class ValueToKey(Transformation[R]):
 
     def apply(self, record: R) -> R | None:
         names = self.config.fields
+        if record.value is None:
+            return record  # a tombstone has no fields to key by; keep its key so it still deletes
         if record.value_schema is None:
             data = require_map(record.value, "copying fields from value to key")
             return record.replace(key={n: data.get(n) for n in names}, key_schema=None)

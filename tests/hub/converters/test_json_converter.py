@@ -123,6 +123,7 @@ def test_tombstones() -> None:
     c = conv()
     assert c.from_connect("t", None, None) is None
     assert c.to_connect("t", None).value is None
+    assert c.to_connect("t", b"null").value is None
     # a null value under an optional schema is an envelope with a null payload
     assert json.loads(c.from_connect("t", OPTIONAL_STRING_SCHEMA, None) or b"") == {
         "schema": {"type": "string", "optional": True},

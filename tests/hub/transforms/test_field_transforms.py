@@ -120,3 +120,5 @@ def test_value_to_key() -> None:
         t.apply(SourceRecord(topic="t", value={"x": 1}, value_schema=struct(("x", INT32_SCHEMA))))
     with pytest.raises(DataError, match="dict values"):
         t.apply(SourceRecord(topic="t", value="line"))
+    tombstone = SourceRecord(topic="t", key={"id": 1}, value=None)
+    assert t.apply(tombstone) is tombstone

@@ -162,3 +162,39 @@ def test_any_registry_with_the_contract_dict_methods_works(registry: PluginRegis
     )
     out = c.apply(SourceRecord(topic="t", key=1))
     assert out is not None and out.key == {"k": 1}
+
+
+JAVA_CONFIGS: list[tuple[str, dict[str, str]]] = [
+    ("Cast$Value", {"spec": "n:string"}),
+    ("DropHeaders", {"headers": "h"}),
+    ("ExtractField$Value", {"field": "n"}),
+    ("Filter", {}),
+    ("Flatten$Value", {"delimiter": "_"}),
+    ("HeaderFrom$Value", {"fields": "n", "headers": "h", "operation": "copy"}),
+    ("HoistField$Key", {"field": "k"}),
+    ("InsertField$Value", {"topic.field": "topic"}),
+    ("InsertHeader", {"header": "h", "value.literal": "1"}),
+    ("MaskField$Value", {"fields": "n"}),
+    ("RegexRouter", {"regex": "t", "replacement": "u"}),
+    ("ReplaceField$Value", {"exclude": "n"}),
+    ("TimestampConverter$Value", {"field": "ts", "target.type": "unix"}),
+    ("TimestampRouter", {}),
+    ("ValueToKey", {"fields": "n"}),
+]
+
+
+@pytest.mark.parametrize(("type_name", "settings"), JAVA_CONFIGS)
+def test_every_transform_from_its_java_class_name(
+    registry: PluginRegistry, type_name: str, settings: dict[str, str]
+) -> None:
+    config = {"transforms": "x", "transforms.x.type": J + type_name}
+    config.update({f"transforms.x.{k}": v for k, v in settings.items()})
+    chain = TransformChain.from_config(config, registry)
+    record = SourceRecord(topic="t", key=1, value={"n": 1, "ts": 5}, timestamp=0)
+    out = chain.apply(record)
+    assert (out is None) == (type_name == "Filter")
+
+
+def test_every_java_transform_is_covered(registry: PluginRegistry) -> None:
+    covered = {name.split("$")[0] for name, _ in JAVA_CONFIGS}
+    assert covered == {c.name for c in registry.classes("transform")}
