@@ -12,14 +12,19 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from hub.rest.client import DEFAULT_URL, ConnectClient, ConnectClientError
+if TYPE_CHECKING:
+    from hub.rest.client import ConnectClient, ConnectClientError
+
+# The worker's defaults (rest.host.name, rest.port). httpx (via hub.rest.client) is imported
+# only when a command runs, so registering these commands costs every `sluice` call nothing.
+DEFAULT_URL = "http://127.0.0.1:8083"
 
 connectors_app = typer.Typer(
     help="List, create, configure, control and delete connectors (REST API client).",
@@ -57,6 +62,8 @@ def rest(
     url: str, token: str | None, user: str | None, name: str | None = None
 ) -> Iterator[ConnectClient]:
     """A client whose errors end the command with a message and a hint."""
+    from hub.rest.client import ConnectClient, ConnectClientError
+
     client = ConnectClient(url, token=token, basic=user)
     try:
         yield client
