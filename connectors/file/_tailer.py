@@ -21,10 +21,17 @@ from __future__ import annotations
 
 import logging
 import os
-import zlib
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from connectors.file._identity import (
+    Expect,
+    crc,
+    find_predecessor,
+    fingerprint_ok,
+    line_start_before,
+    regular_stat,
+)
 from connectors.file._multiline import Event, MultilineAssembler
 from connectors.file._records import RecordFactory, make_header
 from hub.api import SourceRecord
@@ -34,6 +41,7 @@ log = logging.getLogger(__name__)
 CHUNK_BYTES = 1 << 20
 FINGERPRINT_BYTES = 256
 MISSING_GRACE_S = 5.0
+MAX_LINE_BYTES = 8 << 20  # a longer line is emitted in pieces rather than buffered forever
 
 
 class FileOptions(NamedTuple):
@@ -43,29 +51,6 @@ class FileOptions(NamedTuple):
     multiline_pattern: str | None
     multiline_timeout_s: float
     task: str  # names the task in log lines
-
-
-class _Expect(NamedTuple):
-    """Where to resume when the path is next opened (a committed or remembered offset)."""
-
-    position: int
-    device: int | None
-    inode: int | None
-    fingerprint: str | None
-    fingerprint_bytes: int
-    committed: bool  # from a committed offset (else remembered after draining the file)
-
-
-def _stat(path: str) -> os.stat_result | None:
-    try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    return st if (st.st_mode & 0o170000) == 0o100000 else None  # regular files only
-
-
-def _crc(data: bytes) -> str:
-    return f"{zlib.crc32(data):08x}"
 
 
 class TailedFile:
@@ -84,7 +69,7 @@ class TailedFile:
             else None
         )
         self.fd: int | None = None
-        self._expect: _Expect | None = None
+        self._expect: Expect | None = None
         self._missing_since: float | None = None
         self._successors: list[tuple[int, os.stat_result]] = []  # newer files at the path
         self._attach_state(-1, -1, 0)
@@ -94,15 +79,8 @@ class TailedFile:
     def start(self, committed: Mapping[str, Any] | None, from_end: bool) -> None:
         """First open: resume at ``committed`` if it still describes this file, else per policy."""
         if committed is not None and "position" in committed:
-            self._expect = _Expect(
-                int(committed["position"]),
-                committed.get("device"),
-                committed.get("inode"),
-                committed.get("fingerprint"),
-                int(committed.get("fingerprint_bytes") or 0),
-                True,
-            )
-        self._try_open(_stat(self.path), from_end=from_end and self._expect is None)
+            self._expect = Expect.from_offset(committed)
+        self._try_open(regular_stat(self.path), from_end=from_end and self._expect is None)
 
     def _try_open(self, st: os.stat_result | None, from_end: bool = False) -> bool:
         if st is None:
@@ -116,7 +94,7 @@ class TailedFile:
         position = 0
         if exp is not None:
             if exp.inode is None or (exp.device, exp.inode) == (fst.st_dev, fst.st_ino):
-                if fst.st_size >= exp.position and self._fingerprint_ok(fd, exp):
+                if fst.st_size >= exp.position and fingerprint_ok(fd, exp):
                     position = exp.position
                 else:
                     log.warning(
@@ -126,48 +104,23 @@ class TailedFile:
                 os.close(fd)  # the old inode is drained first; the poll loop then switches
                 return True
         elif from_end:
-            position = _line_start_before(fd, fst.st_size)
+            position = line_start_before(fd, fst.st_size)
         self.fd = fd
         self._attach_state(fst.st_dev, fst.st_ino, position)
         log.info("%s: tailing from byte %d", self._log, position)
         return True
 
-    def _open_predecessor(self, exp: _Expect) -> bool:
+    def _open_predecessor(self, exp: Expect) -> bool:
         """After a rotation while stopped, finish the old inode (found beside the path)."""
-        directory = os.path.dirname(self.path) or "."
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            entries = []
-        for entry in entries:
-            try:
-                if entry.inode() != exp.inode or not entry.is_file():
-                    continue
-                fd = os.open(entry.path, os.O_RDONLY)
-            except OSError:
-                continue
-            fst = os.fstat(fd)
-            if (
-                fst.st_dev == exp.device
-                and fst.st_size >= exp.position
-                and self._fingerprint_ok(fd, exp)
-            ):
-                self.fd = fd
-                self._attach_state(fst.st_dev, fst.st_ino, exp.position)
-                log.info(
-                    "%s: finishing rotated %s from byte %d", self._log, entry.path, exp.position
-                )
-                return True
-            os.close(fd)
-        log.warning("%s: rotated while stopped; old file not found, lines after byte %d of it "
-                    "are lost", self._log, exp.position)  # fmt: skip
-        return False
-
-    @staticmethod
-    def _fingerprint_ok(fd: int, exp: _Expect) -> bool:
-        if not exp.fingerprint or not exp.fingerprint_bytes:
-            return True
-        return _crc(os.pread(fd, exp.fingerprint_bytes, 0)) == exp.fingerprint
+        found = find_predecessor(self.path, exp)
+        if found is None:
+            log.warning("%s: rotated while stopped; old file not found, lines after byte %d "
+                        "of it are lost", self._log, exp.position)  # fmt: skip
+            return False
+        self.fd, fst, where = found
+        self._attach_state(fst.st_dev, fst.st_ino, exp.position)
+        log.info("%s: finishing rotated %s from byte %d", self._log, where, exp.position)
+        return True
 
     def _attach_state(self, device: int, inode: int, position: int) -> None:
         self._dev, self._ino = device, inode
@@ -189,7 +142,7 @@ class TailedFile:
             and self._read_pos > self._fp_len
         ):
             data = os.pread(self.fd, min(FINGERPRINT_BYTES, self._read_pos), 0)
-            self._fp, self._fp_len = _crc(data), len(data)
+            self._fp, self._fp_len = crc(data), len(data)
         self._ident = {
             "inode": self._ino,
             "device": self._dev,
@@ -210,7 +163,7 @@ class TailedFile:
     def poll(self, out: list[SourceRecord], limit: int, now: float, rescan: bool) -> None:
         """Appends new events to ``out`` while ``len(out) < limit`` (may exceed it by the last
         line of a finished file). A closed path is only looked for again when ``rescan``."""
-        if self.fd is None and not (rescan and self._try_open(_stat(self.path))):
+        if self.fd is None and not (rescan and self._try_open(regular_stat(self.path))):
             return
         self._watch()  # pin a new file at the path now, even if the old one takes many polls
         for _ in range(10_000):  # bounded: each pass reads a chunk or changes state
@@ -224,6 +177,11 @@ class TailedFile:
                 self._finish(out)
                 self._attach_state(self._dev, self._ino, 0)
             if self._read_chunk():
+                if len(self._tail) > MAX_LINE_BYTES:  # no newline in sight: bound the memory
+                    log.warning("%s: line over %d bytes at %d split", self._log, MAX_LINE_BYTES,
+                                self._read_pos - len(self._tail))  # fmt: skip
+                    self._emit(out, 1 << 62, now)
+                    self._emit_tail(out, now)
                 continue
             # end of the current inode
             if self._successors:
@@ -247,7 +205,7 @@ class TailedFile:
     def _watch(self) -> os.stat_result | None:
         """Stats the path; opens a file that replaced ours (rotation) as the next to read, so
         it is pinned even if it is rotated away in turn before we finish the current one."""
-        st = _stat(self.path)
+        st = regular_stat(self.path)
         if st is None:
             return None
         self._missing_since = None
@@ -270,7 +228,7 @@ class TailedFile:
         if seen == self._seen or not self._fp_len or self.fd is None:
             return False
         self._seen = seen
-        return _crc(os.pread(self.fd, self._fp_len, 0)) != self._fp
+        return crc(os.pread(self.fd, self._fp_len, 0)) != self._fp
 
     def _read_chunk(self) -> bool:
         assert self.fd is not None and self._li == len(self._lines)
@@ -328,37 +286,31 @@ class TailedFile:
         """No more bytes will come from this inode/content: emit everything read so far,
         including an unterminated last line (it can no longer be completed)."""
         self._emit(out, 1 << 62, 0.0)
-        if self._tail:
-            start, raw = self._read_pos - len(self._tail), self._tail.removesuffix(b"\r")
-            self._tail = b""
-            event: Event | None = Event(
-                start, self._read_pos, raw.decode(self._opts.encoding, "replace")
-            )
-            if self._multiline is not None and event is not None:
-                event = self._multiline.add(event.start, event.end, event.text, 0.0)
-            if event is not None:
-                out.append(self._record(event))
+        self._emit_tail(out)
         if self._multiline is not None:
             event = self._multiline.flush()
             if event is not None:
                 out.append(self._record(event))
 
+    def _emit_tail(self, out: list[SourceRecord], now: float = 0.0) -> None:
+        """Emits the bytes after the last newline as a line of their own."""
+        if not self._tail:
+            return
+        start, raw = self._read_pos - len(self._tail), self._tail.removesuffix(b"\r")
+        self._tail = b""
+        text = raw.decode(self._opts.encoding, "replace")
+        event: Event | None = Event(start, self._read_pos, text)
+        if self._multiline is not None:
+            event = self._multiline.add(start, self._read_pos, text, now)
+        if event is not None:
+            out.append(self._record(event))
+
     def _retire(self, out: list[SourceRecord], remember: bool) -> None:
         self._finish(out)
         if remember:
-            self._expect = _Expect(
+            self._expect = Expect(
                 self._read_pos, self._dev, self._ino, self._fp, self._fp_len, False
             )
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
-
-
-def _line_start_before(fd: int, size: int) -> int:
-    """Start of the line containing byte ``size`` (so read.from=end never emits a fragment)."""
-    window = min(size, 64 * 1024)
-    data = os.pread(fd, window, size - window)
-    cut = data.rfind(b"\n")
-    if cut >= 0:
-        return size - window + cut + 1
-    return 0 if window == size else size

@@ -45,8 +45,8 @@ class FileSourceConfig(ConfigModel):
     read_from: Literal["beginning", "end"] = Field(
         "beginning",
         alias="read.from",
-        description="Where to start in files present at first start with no committed "
-        "offset; files that appear later are always read from their beginning.",
+        description="Where to start in files with no committed offset when the task starts; "
+        "files that appear while it runs are always read from their beginning.",
     )
     multiline_pattern: str | None = Field(
         None,

@@ -280,3 +280,35 @@ def test_default_wait_is_woken_by_stop(tmp_path):
     task.start(cfg)
     task.stop()
     assert task.poll() is None  # returns at once, no minute-long wait
+
+
+def test_unterminated_last_line_is_emitted_once_its_file_is_rotated_away(tmp_path, source):
+    log = tmp_path / "app.log"
+    write(log, "a\nno newline")
+    src = source(file=str(log))
+    assert src.values() == ["a"]
+    os.rename(log, tmp_path / "app.log.1")
+    write(log, "b\n")
+    records = src.drain()
+    assert [r.value for r in records] == ["no newline", "b"]
+    assert records[0].source_offset["position"] == len("a\nno newline")
+    assert records[1].source_offset["position"] == 2  # the new file, from 0
+
+
+def test_overlong_line_is_split_instead_of_buffered_forever(tmp_path, source, monkeypatch):
+    from connectors.file import _tailer
+
+    monkeypatch.setattr(_tailer, "MAX_LINE_BYTES", 10)
+    monkeypatch.setattr(_tailer, "CHUNK_BYTES", 8)
+    log = tmp_path / "app.log"
+    write(log, "x" * 30 + "\nshort\n")
+    values = source(file=str(log)).values()
+    assert "".join(values[:-1]) == "x" * 30 and values[-1] == "short"
+    assert all(len(v) <= 16 for v in values)
+
+
+def test_string_only_task_config_from_the_runtime(tmp_path, source):
+    log = tmp_path / "a.log"
+    write(log, "x\n")
+    src = source(file=str(log), task_index="0", task_count="1", include_host_header="true")
+    assert src.values() == ["x"]
