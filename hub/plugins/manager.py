@@ -95,7 +95,8 @@ def create_plugin_manager(
     """A fresh registry: defaults, then entry points (unless disabled), then ``extra_plugins``.
 
     ``load_entrypoints`` None follows ``SLUICE_DISABLE_ENTRYPOINTS``. Raises
-    ``PluginConflictError`` if two classes claim one name.
+    ``PluginConflictError`` if two classes claim one name, ``InvalidPluginError`` if a hook
+    returns something that is not a named plugin class.
     """
     pm = SluicePluginManager()
     if _env_flag("SLUICE_TRACE_PLUGINS"):

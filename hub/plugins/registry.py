@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import pluggy
 
+from hub.api import Connector, Converter, HeaderConverter, Predicate, Transformation
 from hub.runtime.errors import NotFoundError
 
 Kind = Literal["connector", "transform", "predicate", "converter", "header_converter"]
@@ -42,8 +43,34 @@ _KIND_SPELLINGS: dict[str, Kind] = {
 VARIANT_SUFFIXES = {"$Key": "key", "$Value": "value"}
 
 
-class PluginConflictError(Exception):
+class PluginError(Exception):
+    """A plugin contributed something the registry cannot index; the message names it."""
+
+
+class PluginConflictError(PluginError):
     """Two different plugin classes claim one name or alias of the same kind."""
+
+
+class InvalidPluginError(PluginError):
+    """A hook returned something that is not a named subclass of the kind's base class."""
+
+
+_BASES: dict[Kind, type[Any]] = {
+    "connector": Connector,
+    "transform": Transformation,
+    "predicate": Predicate,
+    "converter": Converter,
+    "header_converter": HeaderConverter,
+}
+
+
+def _check_class(cls: Any, kind: Kind, hook: str) -> None:
+    base = _BASES[kind]
+    if not isinstance(cls, type) or not issubclass(cls, base):
+        raise InvalidPluginError(f"{hook} returned {cls!r}, which is not a {base.__name__} class")
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidPluginError(f"{hook}: {_qualname(cls)} has no 'name' class attribute")
 
 
 def canonical_kind(kind: str) -> Kind:
@@ -81,7 +108,7 @@ class PluginRegistry:
             self._index.clear()
             try:
                 self.check()
-            except PluginConflictError:
+            except PluginError:
                 self.pm.unregister(plugin)
                 self._index.clear()
                 raise
@@ -109,6 +136,7 @@ class PluginRegistry:
         index: dict[str, type[Any]] = {}
         for contributed in hook():
             for cls in contributed or ():
+                _check_class(cls, kind, _HOOKS[kind])
                 for name in plugin_names(cls, kind):
                     other = index.get(name)
                     if other is not None and other is not cls:

@@ -9,7 +9,7 @@ import pytest
 
 from hub.plugins import hookspecs, manager
 from hub.plugins.manager import create_plugin_manager, get_plugin_manager, reset_plugin_manager
-from hub.plugins.registry import PluginConflictError, PluginRegistry
+from hub.plugins.registry import InvalidPluginError, PluginConflictError, PluginRegistry
 from hub.runtime.errors import NotFoundError
 from hub.transforms.cast import Cast
 from tests.plugins import sample_plugin
@@ -88,6 +88,26 @@ def test_conflicting_names_are_rejected_with_both_classes_named(registry: Plugin
     assert registry.find("transform", "Cast") is Cast  # rolled back
     with pytest.raises(PluginConflictError):
         create_plugin_manager([sample_plugin.ConflictingPlugin()], load_entrypoints=False)
+
+
+@pytest.mark.parametrize(
+    ("returned", "message"),
+    [
+        (object, "not a Transformation class"),
+        ("Cast", "not a Transformation class"),
+        (type("Nameless", (Cast,), {"name": ""}), "has no 'name'"),
+    ],
+)
+def test_hooks_returning_non_plugins_are_rejected(
+    registry: PluginRegistry, returned: object, message: str
+) -> None:
+    class Bad:
+        def sluice_transforms(self) -> list[object]:
+            return [returned]
+
+    with pytest.raises(InvalidPluginError, match=message):
+        registry.register(Bad())
+    assert registry.find("transform", "Cast") is Cast
 
 
 def test_same_class_from_two_plugins_is_not_a_conflict(registry: PluginRegistry) -> None:
