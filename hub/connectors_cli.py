@@ -48,6 +48,8 @@ _STATE_STYLE = {"RUNNING": "green", "FAILED": "red", "PAUSED": "yellow", "STOPPE
 def fail(
     message: str, hint: str | None = None, errors: dict[str, list[str]] | None = None
 ) -> NoReturn:
+    if errors:  # the message repeats every field's reasons; list them one per line instead
+        message = f"invalid configuration: {len(errors)} field(s) rejected"
     err.print(f"[red]error:[/red] {escape(message)}")
     for field, reasons in (errors or {}).items():
         for reason in reasons:
@@ -85,7 +87,7 @@ def _hint(exc: ConnectClientError, url: str, name: str | None) -> str | None:
     if exc.status == 409 and name:
         return f"change it with `sluice connectors config {name} --set KEY=VALUE`, or delete it"
     if exc.status == 400 and exc.errors:
-        return "check the connector's keys with the plugin's config (GET /connector-plugins)"
+        return f"a plugin's keys and their docs: GET {url}/connector-plugins/<class>/config"
     return None
 
 
