@@ -89,6 +89,8 @@ class Group:
         self.static_members: dict[str, str] = {}
         """group.instance.id to the member id currently holding it."""
         self.rebalance_deadline: int | None = None
+        self.sync_deadline = 0
+        """When CompletingRebalance gives up on members that have not sent SyncGroup."""
         self.initial_rebalance = False
         """True while the first rebalance of an empty group waits out the initial delay."""
         self.initial_rebalance_limit = 0

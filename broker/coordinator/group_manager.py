@@ -314,6 +314,8 @@ class GroupManager:
             ]
             if expired:
                 self.rebalance.after_removal(group, f"session of {', '.join(expired)} expired")
+            if group.state is COMPLETING and now >= group.sync_deadline:
+                self.rebalance.expire_sync(group)
             if group.state is PREPARING and group.rebalance_deadline is not None:
                 if now >= group.rebalance_deadline:
                     group.initial_rebalance = False

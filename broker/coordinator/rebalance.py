@@ -126,6 +126,7 @@ class Rebalancer:
             return
         group.protocol_name = group.select_protocol()
         group.transition(COMPLETING, now)
+        group.sync_deadline = now + group.max_rebalance_timeout_ms()
         log.info(
             "group %s: generation %d with %d members, protocol %s, leader %s",
             group.group_id,
@@ -173,6 +174,18 @@ class Rebalancer:
         member.complete_join(JoinResult(ErrorCode.unknown_member_id, member_id))
         member.complete_sync(SyncResult(ErrorCode.unknown_member_id))
         return True
+
+    def expire_sync(self, group: Group) -> None:
+        """Drops members that never sent SyncGroup within the rebalance timeout.
+
+        In CompletingRebalance everyone who has synced is parked until the leader's
+        SyncGroup arrives, so the ones not parked are the ones missing; without this a
+        leader that heartbeats but never syncs would hold the group there forever.
+        """
+        missing = [m.member_id for m in group.members.values() if m.sync_waiter is None]
+        for member_id in missing:
+            self.remove(group, member_id, "did not send SyncGroup in time")
+        self.after_removal(group, f"{len(missing)} member(s) never synced")
 
     def after_removal(self, group: Group, reason: str) -> None:
         if group.state in (STABLE, COMPLETING):

@@ -303,3 +303,31 @@ def test_pending_member_leaving_does_not_disturb_a_stable_group(manager: GroupMa
         assert group.state is GroupState.STABLE and not group.pending_members
 
     run(scenario)
+
+
+def test_leader_that_never_syncs_is_dropped_at_the_rebalance_timeout(
+    manager: GroupManager, clock: FakeClock
+) -> None:
+    async def scenario() -> None:
+        leader = await new_member_id(manager, client_id="a")
+        await manager.join(join_request(leader, client_id="a"))  # generation 1, leader a
+        follower = await new_member_id(manager, client_id="b")
+        tasks = [start_join(manager, follower, client_id="b"), start_join(manager, leader)]
+        await settle()
+        assert all(t.result().generation == 2 for t in tasks)
+        synced = asyncio.get_running_loop().create_task(
+            manager.sync("g", 2, follower, None, None, None, {})
+        )
+        await settle()
+        for _ in range(6):  # both heartbeat; only the follower ever syncs
+            clock.advance(900)
+            assert manager.heartbeat("g", leader, None, 2) is OK
+            assert manager.heartbeat("g", follower, None, 2) is OK
+            manager.tick()
+        await settle()
+        assert synced.result().error is ErrorCode.rebalance_in_progress
+        group = manager.groups["g"]
+        assert list(group.members) == [follower]
+        assert group.state is GroupState.PREPARING_REBALANCE
+
+    run(scenario)
