@@ -26,6 +26,7 @@ from kio.serial import entity_reader, entity_writer
 
 from broker.protocol import registry
 from broker.protocol._buffer import ResponseBuffer
+from broker.protocol._validate import null_in_required_field
 from broker.protocol.handlers.api_versions import API_VERSIONS_KEY, unsupported_version_response
 
 if TYPE_CHECKING:
@@ -124,7 +125,14 @@ class Connection:
         )
         try:
             response = await reg.handler(ctx, request)
-        except Exception:
+        except Exception as exc:
+            bad_field = null_in_required_field(request)
+            if bad_field is not None:
+                self._reject(
+                    "malformed request", api_key=api_key, api_version=version,
+                    error=f"null {bad_field}: {exc!r}",
+                )  # fmt: skip
+                return False
             log.exception(
                 "handler failed; closing connection",
                 extra={"peer": self.peer, "api_key": api_key, "api_version": version},

@@ -3,7 +3,7 @@
 FindCoordinator (10), JoinGroup (11), Heartbeat (12), LeaveGroup (13), SyncGroup (14),
 DescribeGroups (15), ListGroups (16), OffsetCommit (8), OffsetFetch (9), DeleteGroups (42)
 and OffsetDelete (47). Every version kio knows is served: the differences between versions
-are fields that come and go, which :func:`build` absorbs, plus three shape changes handled
+are fields that come and go, which :func:`build` absorbs, plus the shape changes handled
 here: FindCoordinator v4 batches keys, LeaveGroup v3 batches members, OffsetFetch v8 batches
 groups, and OffsetCommit/OffsetFetch v10 name topics by id.
 
@@ -290,11 +290,13 @@ def _fetch_group(
     by_id = ctx.api_version >= 10
     wanted: list[tuple[str, int]] | None = None
     refs: dict[str, Any] = {}
+    unknown: list[Any] = []
     if topics is not None:
         wanted = []
         for t in topics:
             name = ctx.broker.topic_name(t.topic_id) if by_id else t.name
             if name is None:
+                unknown.append(t)
                 continue
             refs[name] = t.topic_id if by_id else name
             wanted += [(name, p) for p in t.partition_indexes]
@@ -321,7 +323,19 @@ def _fetch_group(
                 info = ctx.broker.logs.topics().get(name)
                 refs[name] = info.topic_id if info is not None else uuid.UUID(int=0)
     key = "topic_id" if by_id else "name"
-    return ErrorCode.none, tuple(
+    missing = tuple(
+        build(
+            topic_cls,
+            topic_id=t.topic_id,
+            partitions=tuple(
+                build(part_cls, partition_index=p, committed_offset=-1, metadata="",
+                      error_code=ErrorCode.unknown_topic_id)
+                for p in t.partition_indexes
+            ),
+        )
+        for t in unknown
+    )  # fmt: skip
+    return ErrorCode.none, missing + tuple(
         build(topic_cls, **{key: refs.get(name, name)}, partitions=tuple(parts))
         for name, parts in grouped.items()
     )

@@ -108,14 +108,18 @@ def _frame(rng: random.Random, payload: bytes) -> bytes:
 
 
 def _throw(host: str, port: int, frame: bytes) -> None:
-    """Sends one frame, half-closes, and drains whatever comes back until the broker closes."""
-    with socket.create_connection((host, port), timeout=5) as sock:
+    """Sends one frame, half-closes, and drains whatever comes back until the broker closes.
+
+    A mutated request can be valid and legitimately slow (a Fetch whose max_wait became
+    minutes), so a broker that is still waiting after a second is fine: we just hang up.
+    """
+    with socket.create_connection((host, port), timeout=1) as sock:
         try:
             sock.sendall(frame)
             sock.shutdown(socket.SHUT_WR)
             while sock.recv(65536):
                 pass
-        except (ConnectionResetError, BrokenPipeError):
+        except (ConnectionResetError, BrokenPipeError, TimeoutError):
             pass
 
 
@@ -141,4 +145,5 @@ def test_random_and_mutated_frames_never_break_the_broker(broker, topic_name):
         assert answer.error_code == ErrorCode.none
     log = broker.log()
     for crash in ("handler failed", "connection task failed"):
-        assert crash not in log, f"seed {SEED}: {crash}:\n{log[-5000:]}"
+        at = log.find(crash)
+        assert at < 0, f"seed {SEED}: {crash}:\n{log[at - 200 : at + 3000]}"
