@@ -163,6 +163,11 @@ async def exercise(fake: FakeBroker, group: str, v: int) -> None:
     topics = fetched.groups[0].topics if hasattr(fetched, "groups") else fetched.topics
     offsets = {p.partition_index: p.committed_offset for t in topics for p in t.partitions}
     assert offsets == {0: 5, 1: -1}
+    if v >= 9:  # OffsetFetch v10: a topic id the broker does not know
+        spec = fetch_spec(group)
+        spec["groups"][0]["topics"][0]["topic_id"] = uuid.UUID(int=99)
+        unknown = await call(fake, 9, 10, spec)
+        assert errors(unknown) == {OK, ErrorCode.unknown_topic_id}
 
     listed = await call(fake, 16, min(v, 5), {"states_filter": ["Stable"]})
     assert [g.group_id for g in listed.groups] == [group]
