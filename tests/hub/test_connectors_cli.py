@@ -20,6 +20,7 @@ from hub import connectors_cli
 from hub.connectors_cli import connectors_app
 from hub.rest import create_app
 from hub.rest.server import RestServer
+from tests.fixtures.broker import wait_until
 from tests.hub.rest.fake_herder import SINK, SOURCE, FakeHerder
 
 TOKEN = "cli-token"
@@ -191,3 +192,44 @@ def test_registered_in_sluice_cli() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "offsets" in result.stdout and "restart" in result.stdout
+
+
+@pytest.fixture
+def live_hub(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """A real ``sluice up`` (tests/fixtures/hub.py), or a skip while that fixture is absent."""
+    try:
+        return request.getfixturevalue("hub")
+    except pytest.FixtureLookupError:
+        pytest.skip("the hub fixture (tests/fixtures/hub.py) is not loaded")
+
+
+def test_against_sluice_up(live_hub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """The commands end to end: a real hub, its file source, offsets while STOPPED."""
+    monkeypatch.setenv("SLUICE_REST_URL", live_hub.rest_url)
+    monkeypatch.setattr(connectors_cli.out, "_width", 200)
+    runner = CliRunner()
+
+    def sluice(*args: str):  # type: ignore[no-untyped-def]
+        return runner.invoke(connectors_app, list(args))
+
+    source = tmp_path / "in.txt"
+    source.write_text("one\ntwo\nthree\n")
+    config = {"connector.class": SOURCE, "tasks.max": "1", "file": str(source), "topic": "e2e"}
+    path = write(tmp_path, "source.json", {"name": "local-file-source", "config": config})
+    created = sluice("create", path)
+    assert created.exit_code == 0, created.output
+    wait_until(lambda: "RUNNING" in sluice("status", "local-file-source").stdout, 30, "RUNNING")
+    assert "local-file-source" in sluice("list").stdout
+    bad_body = {"name": "b", "config": {"connector.class": SOURCE}}
+    bad = sluice("create", write(tmp_path, "bad.json", bad_body))
+    assert bad.exit_code == 1 and "topic:" in bad.output
+
+    assert sluice("stop", "local-file-source").exit_code == 0
+    offsets = wait_until(
+        lambda: json.loads(sluice("offsets", "local-file-source").stdout)["offsets"], 30, "offsets"
+    )
+    assert offsets[0]["partition"] == {"filename": str(source)}
+    reset = sluice("offsets", "local-file-source", "--reset")
+    assert reset.exit_code == 0, reset.output
+    assert sluice("delete", "local-file-source").exit_code == 0
+    assert "no connectors" in sluice("list").stdout
