@@ -40,6 +40,8 @@ class BrokerConfig:
     """``auto.create.topics.enable``: Metadata and Produce for an unknown topic create it."""
     num_partitions: int = 1
     """``num.partitions``: partitions of auto-created topics and of CreateTopics with -1."""
+    max_partitions_per_topic: int = 10_000
+    """Upper bound for CreateTopics/CreatePartitions (not in Kafka; guards against typos)."""
     max_request_size: int = 100 * 1024 * 1024
     """``socket.request.max.bytes``: a larger frame closes the connection before it is read."""
     log_defaults: Mapping[str, str] = field(default_factory=dict)

@@ -93,12 +93,22 @@ def _partition_count(ctx: RequestContext, topic: Any) -> int:
                     ErrorCode.invalid_replica_assignment,
                     f"partition {a.partition_index} must be assigned to broker {node} only",
                 )
-        return len(topic.assignments)
+        return _check_count(ctx, len(topic.assignments))
     if topic.num_partitions == -1:
         return ctx.broker.config.num_partitions
-    if topic.num_partitions < 1:
-        raise InvalidPartitionsError(f"number of partitions must be >= 1: {topic.num_partitions}")
-    return int(topic.num_partitions)
+    return _check_count(ctx, int(topic.num_partitions))
+
+
+def _check_count(ctx: RequestContext, count: int) -> int:
+    """Rejects counts below 1 or above ``max_partitions_per_topic``.
+
+    The upper bound is not Kafka's, but one request must not be able to make the broker create
+    millions of directories (a typo, or a corrupt request, would otherwise stall it for hours).
+    """
+    limit = ctx.broker.config.max_partitions_per_topic
+    if not 1 <= count <= limit:
+        raise InvalidPartitionsError(f"number of partitions must be between 1 and {limit}: {count}")
+    return count
 
 
 def _created_configs(
@@ -158,6 +168,7 @@ async def create_partitions(ctx: RequestContext, request: Any) -> Any:
         try:
             logs = _logs(ctx)
             current = logs.topic(topic.name).partitions
+            _check_count(ctx, topic.count)
             if topic.count <= current:
                 raise InvalidPartitionsError(
                     f"topic {topic.name} has {current} partitions; the new count must be larger"
