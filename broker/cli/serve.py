@@ -32,6 +32,9 @@ def register(app: typer.Typer) -> None:
         auto_create_topics: bool = typer.Option(
             True, help="Create unknown topics on first Metadata request."
         ),
+        max_request_size: int = typer.Option(
+            100 * 1024 * 1024, help="Largest request frame accepted (bytes)."
+        ),
         log_level: str | None = typer.Option(
             None, help="DEBUG, INFO, WARNING... (default INFO, or $SLUICE_LOG_LEVEL)."
         ),
@@ -50,6 +53,7 @@ def register(app: typer.Typer) -> None:
             node_id=node_id,
             num_partitions=num_partitions,
             auto_create_topics=auto_create_topics,
+            max_request_size=max_request_size,
         )
         if not run(config):
             raise typer.Exit(1)

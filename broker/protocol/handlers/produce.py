@@ -58,6 +58,8 @@ async def produce(ctx: RequestContext, request: Any) -> Any:
         for pdata in topic.partition_data:
             if acks not in _VALID_ACKS:
                 result = _error(part_cls, pdata.index, ErrorCode.invalid_required_acks, None)
+            elif name is None and topic_id is not None:
+                result = _error(part_cls, pdata.index, ErrorCode.unknown_topic_id, None)
             else:
                 result = await _append(ctx, part_cls, name, pdata, now_ms)
             partitions.append(result)
