@@ -109,25 +109,31 @@ class RecordFactory:
         self,
         out: list[SourceRecord],
         lines: list[bytes],
-        start: int,
-        stop: int,
+        span: tuple[int, int],
         position: int,
+        seq: int,
         encoding: str,
         static_headers: tuple[Header, ...],
         identity: Mapping[str, Any],
-    ) -> int:
-        """Appends one record per ``lines[start:stop]`` (each read at byte ``position``
-        onwards, its newline stripped); returns the position after the last one.
+        seq_header: bool,
+    ) -> tuple[int, int]:
+        """Appends one record per ``lines[span[0]:span[1]]`` (read from byte ``position``
+        onwards, newline stripped; numbered from ``seq + 1``); returns the position after the
+        last one and its sequence number.
 
         The hot loop of the source: everything it touches is a local name."""
+        start, stop = span
         if _SETTERS is None or _HEADER_SETTERS is None:
             for raw in lines[start:stop]:
                 end = position + len(raw) + 1
+                seq += 1
                 text = raw.removesuffix(b"\r").decode(encoding, "replace")
                 headers = (*static_headers, make_header("file.offset", position))
-                out.append(self.make(text, headers, {"position": end, **identity}))
+                if seq_header:
+                    headers = (*headers, make_header("file.seq", seq))
+                out.append(self.make(text, headers, {**identity, "position": end, "seq": seq}))
                 position = end
-            return position
+            return position, seq
         s = _SETTERS
         set_topic, set_partition, set_key, set_value = (
             s["topic"], s["partition"], s["key"], s["value"]
@@ -140,14 +146,23 @@ class RecordFactory:
         topic, spart, schema, new, append = (
             self.topic, self.source_partition, STRING_SCHEMA, object.__new__, out.append
         )  # fmt: skip
-        ino, dev = identity["inode"], identity["device"]
+        ino, dev, stream = identity["inode"], identity["device"], identity["stream"]
         fp, fp_len = identity["fingerprint"], identity["fingerprint_bytes"]
         for raw in lines[start:stop]:
             end = position + len(raw) + 1
+            seq += 1
             header = new(Header)
             set_hkey(header, "file.offset")
             set_hvalue(header, position)
             set_hschema(header, None)
+            if seq_header:
+                seq_h = new(Header)
+                set_hkey(seq_h, "file.seq")
+                set_hvalue(seq_h, seq)
+                set_hschema(seq_h, None)
+                headers = (*static_headers, header, seq_h)
+            else:
+                headers = (*static_headers, header)
             record = new(SourceRecord)
             set_topic(record, topic)
             set_partition(record, None)
@@ -156,7 +171,7 @@ class RecordFactory:
             set_kschema(record, None)
             set_vschema(record, schema)
             set_ts(record, None)
-            set_headers(record, (*static_headers, header))
+            set_headers(record, headers)
             set_spart(record, spart)
             set_soff(
                 record,
@@ -166,8 +181,10 @@ class RecordFactory:
                     "device": dev,
                     "fingerprint": fp,
                     "fingerprint_bytes": fp_len,
+                    "stream": stream,
+                    "seq": seq,
                 },
             )
             append(record)
             position = end
-        return position
+        return position, seq

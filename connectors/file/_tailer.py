@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
+import uuid
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -51,6 +52,7 @@ class FileOptions(NamedTuple):
     multiline_pattern: str | None
     multiline_timeout_s: float
     task: str  # names the task in log lines
+    sequence_headers: bool = True
 
 
 class TailedFile:
@@ -59,10 +61,7 @@ class TailedFile:
         self._opts = options
         self._log = f"[{options.task}] {path}"
         self._factory = RecordFactory(options.topic, {"filename": path})
-        headers = [make_header("file.path", path)]
-        if options.host is not None:
-            headers.append(make_header("file.host", options.host))
-        self._static = tuple(headers)
+        self._set_stream("s" + uuid.uuid4().hex[:15], 0)  # never read back as a number
         self._multiline = (
             MultilineAssembler(options.multiline_pattern, options.multiline_timeout_s)
             if options.multiline_pattern
@@ -74,12 +73,27 @@ class TailedFile:
         self._successors: list[tuple[int, os.stat_result]] = []  # newer files at the path
         self._attach_state(-1, -1, 0)
 
+    def _set_stream(self, stream: str, seq: int) -> None:
+        """Events are numbered per source partition within a *stream*: a stream starts when
+        the path has no committed offset and continues across restarts (the committed offset
+        carries it), rotations and truncations. A re-sent event gets the number it had, so a
+        sink can drop re-sends by ``file.stream`` + ``file.seq`` (see sink_task)."""
+        self._stream, self._seq = stream, seq
+        headers = [make_header("file.path", self.path)]
+        if self._opts.host is not None:
+            headers.append(make_header("file.host", self._opts.host))
+        if self._opts.sequence_headers:
+            headers.append(make_header("file.stream", stream))
+        self._static = tuple(headers)
+
     # -- opening and resuming ---------------------------------------------------------------
 
     def start(self, committed: Mapping[str, Any] | None, from_end: bool) -> None:
         """First open: resume at ``committed`` if it still describes this file, else per policy."""
         if committed is not None and "position" in committed:
             self._expect = Expect.from_offset(committed)
+            if committed.get("stream"):
+                self._set_stream(str(committed["stream"]), int(committed.get("seq") or 0))
         self._try_open(regular_stat(self.path), from_end=from_end and self._expect is None)
 
     def _try_open(self, st: os.stat_result | None, from_end: bool = False) -> bool:
@@ -148,6 +162,7 @@ class TailedFile:
             "device": self._dev,
             "fingerprint": self._fp,
             "fingerprint_bytes": self._fp_len,
+            "stream": self._stream,
         }
 
     def close(self) -> None:
@@ -251,15 +266,16 @@ class TailedFile:
         i = self._li
         stop = min(len(self._lines), i + max(0, limit - len(out)))
         if stop > i:
-            self._line_pos = self._factory.extend_lines(
+            self._line_pos, self._seq = self._factory.extend_lines(
                 out,
                 self._lines,
-                i,
-                stop,
+                (i, stop),
                 self._line_pos,
+                self._seq,
                 self._opts.encoding,
                 self._static,
                 self._ident,
+                self._opts.sequence_headers,
             )
             self._li = stop
 
@@ -279,8 +295,12 @@ class TailedFile:
         self._li, self._line_pos = i, pos
 
     def _record(self, event: Event) -> SourceRecord:
+        self._seq += 1
         headers = (*self._static, make_header("file.offset", event.start))
-        return self._factory.make(event.text, headers, {"position": event.end, **self._ident})
+        if self._opts.sequence_headers:
+            headers = (*headers, make_header("file.seq", self._seq))
+        offset = {**self._ident, "position": event.end, "seq": self._seq}
+        return self._factory.make(event.text, headers, offset)
 
     def _finish(self, out: list[SourceRecord]) -> None:
         """No more bytes will come from this inode/content: emit everything read so far,

@@ -76,6 +76,12 @@ class FileSourceConfig(ConfigModel):
     include_host_header: bool = Field(
         True, alias="include.host.header", description="Add the file.host header."
     )
+    include_sequence_headers: bool = Field(
+        True,
+        alias="include.sequence.headers",
+        description="Add file.stream and file.seq headers: numbers that stay the same when an "
+        "event is re-sent after a crash, so the file sink (or any consumer) can drop re-sends.",
+    )
     task_index: int = Field(0, alias="task.index", ge=0, description="Internal: task number.")
     task_count: int = Field(1, alias="task.count", gt=0, description="Internal: task count.")
 
@@ -155,6 +161,11 @@ class FileSinkConfig(ConfigModel):
         "raw",
         description="raw: the value as text per line (Kafka Connect's behaviour); json: one "
         "object per record with topic, partition, offset, timestamp, key, value, headers.",
+    )
+    dedupe: bool = Field(
+        True,
+        description="Skip records a file source re-sent after a crash (by their file.stream "
+        "and file.seq headers).",
     )
     buffer_bytes: int = Field(
         1 << 20, alias="buffer.bytes", gt=0, description="Write buffer size before a flush."

@@ -11,6 +11,13 @@ FileStreamSink is not: on start, bytes past the recorded size (written after the
 before a kill -9) are truncated, ``open`` rewinds each partition to its recorded next offset,
 and ``put`` skips any record below it (if the group's committed offset lags the sidecar, the
 redelivered records are already in the file). Delete the sidecar to write a topic again.
+Records from the file source carry ``file.stream``/``file.seq`` headers that keep their values
+when the source re-sends them after a crash (it is at-least-once); with ``dedupe`` (default)
+the sink skips a record whose sequence number is not above the last one written for its
+stream in its partition, and keeps those numbers in the sidecar too. A file source -> topic
+-> file sink pipeline is thus exactly-once across kill -9 when a file's records stay in one
+partition (a single-partition topic, the default for auto-created topics).
+
 Without ``file`` the sink writes to stdout, as Kafka Connect does, with no such guarantee.
 
 Only one task writes a file (the connector makes one task config), so no locking is needed;
@@ -49,6 +56,31 @@ def _text(value: Any) -> str:
     return "null" if value is None else str(value)
 
 
+def _resent(
+    record: SinkRecord, key: tuple[str, int], seqs: dict[tuple[str, int, str], int]
+) -> bool:
+    """True if the record is a file source's re-send of an event already written: its
+    ``file.seq`` is not above the last one seen for its ``file.stream`` in this partition.
+    (Per partition, because only within one partition is the source's order kept.)"""
+    stream = seq = None
+    for header in record.headers:
+        if header.key == "file.seq":
+            seq = header.value
+        elif header.key == "file.stream":
+            stream = header.value
+    if stream is None or seq is None:
+        return False
+    try:
+        n = int(seq.decode() if isinstance(seq, bytes) else seq)
+    except (TypeError, ValueError):
+        return False
+    skey = (*key, stream.decode() if isinstance(stream, bytes) else str(stream))
+    if n <= seqs.get(skey, 0):
+        return True
+    seqs[skey] = n
+    return False
+
+
 def _json_default(value: Any) -> Any:
     if isinstance(value, bytes | bytearray):
         try:
@@ -66,6 +98,7 @@ class FileSinkTask(SinkTask):
         self._buf_bytes = 0
         self._written_raw: dict[tuple[str, int], int] = {}  # next offset handed to the OS
         self._durable: dict[TopicPartition, int] = {}  # next offset fsynced + in the sidecar
+        self._seqs: dict[tuple[str, int, str], int] = {}  # last file.seq per stream written
 
     def start(self, config: Mapping[str, Any]) -> None:
         self.config = FileSinkConfig.parse(config)
@@ -88,6 +121,9 @@ class FileSinkTask(SinkTask):
                 topic, _, partition = key.rpartition("/")
                 self._durable[TopicPartition(topic, int(partition))] = int(next_offset)
             self._written_raw = {(tp.topic, tp.partition): n for tp, n in self._durable.items()}
+            for key, seq in state.get("streams", {}).items():
+                topic, partition, stream = key.rsplit("/", 2)
+                self._seqs[(topic, int(partition), stream)] = int(seq)
         log.info("[%s] appending to %s (%s)", self._name, path, self.config.format)
 
     def _load_sidecar(self, path: str) -> dict[str, Any] | None:
@@ -108,12 +144,16 @@ class FileSinkTask(SinkTask):
     def put(self, records: Sequence[SinkRecord]) -> None:
         # Hot path: plain (topic, partition) tuples and str lines, encoded once per write.
         lines, written, as_json = self._buf, self._written_raw, self._json
+        dedupe, seqs = self.config.dedupe, self._seqs
         size = 0
         for record in records:
             key = (record.topic, record.partition or 0)
             offset = record.offset
             if offset < written.get(key, -1):
                 continue  # already in the file (see module docstring)
+            written[key] = offset + 1
+            if dedupe and record.headers and _resent(record, key, seqs):
+                continue
             value = record.value
             if as_json:
                 line = self._json_line(record)
@@ -121,7 +161,6 @@ class FileSinkTask(SinkTask):
                 line = value if type(value) is str else _text(value)
             lines.append(line)
             size += len(line) + 1
-            written[key] = offset + 1
         self._buf_bytes += size
         if self._buf_bytes >= self.config.buffer_bytes:
             self._write()
@@ -167,6 +206,7 @@ class FileSinkTask(SinkTask):
         state = {
             "size": os.fstat(self._fd).st_size,
             "offsets": {f"{tp.topic}/{tp.partition}": n for tp, n in self._written.items()},
+            "streams": {f"{t}/{p}/{stream}": n for (t, p, stream), n in self._seqs.items()},
         }
         _write_atomically(sidecar_path(self.config.file or ""), json.dumps(state).encode())
         self._durable = dict(self._written)

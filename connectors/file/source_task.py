@@ -65,6 +65,7 @@ class FileSourceTask(SourceTask):
             multiline_pattern=c.multiline_pattern,
             multiline_timeout_s=c.multiline_timeout_ms / 1000,
             task=self._name,
+            sequence_headers=c.include_sequence_headers,
         )
         paths = expand(c.patterns, c.task_index, c.task_count)
         self._adopt(paths, from_end=c.read_from == "end")

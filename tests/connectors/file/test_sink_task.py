@@ -64,7 +64,7 @@ def test_put_buffers_and_pre_commit_returns_only_flushed_offsets(tmp_path):
     assert committed == {TP: 3}
     assert out.read_text() == "l0\nl1\nl2\n"
     state = json.loads(Path(sidecar_path(str(out))).read_text())
-    assert state == {"size": 9, "offsets": {"connect-test/0": 3}}
+    assert state == {"size": 9, "offsets": {"connect-test/0": 3}, "streams": {}}
     task.stop()
 
 
@@ -121,3 +121,41 @@ def test_stop_flushes_everything(tmp_path):
     task.stop()
     assert out.read_text() == "x\n"
     assert json.loads(Path(sidecar_path(str(out))).read_text())["offsets"] == {"connect-test/0": 1}
+
+
+def seq_rec(offset: int, value: str, stream: str, seq: int, partition: int = 0) -> SinkRecord:
+    headers = (Header("file.path", "/x"), Header("file.stream", stream), Header("file.seq", seq))
+    return rec(offset, value, partition=partition, headers=headers)
+
+
+def test_resent_file_source_events_are_skipped_across_restarts(tmp_path):
+    out = tmp_path / "out.txt"
+    task, _ = start(out)
+    task.put([seq_rec(i, f"l{i + 1}", "s1", i + 1) for i in range(3)])
+    task.pre_commit({TP: 3})
+    task.stop()
+    # the source crashed after sending l3 (seq 3) but before its offset was committed at
+    # seq 1: it re-sends seq 2..3 and continues; the topic holds them twice
+    task, _ = start(out)
+    task.put([seq_rec(3, "l2", "s1", 2), seq_rec(4, "l3", "s1", 3), seq_rec(5, "l4", "s1", 4)])
+    task.pre_commit({TP: 6})
+    assert out.read_text().splitlines() == ["l1", "l2", "l3", "l4"]
+    task.put([seq_rec(6, "fresh", "s2", 1)])  # a new stream (offsets were reset): written
+    task.pre_commit({TP: 7})
+    assert out.read_text().splitlines()[-1] == "fresh"
+    task.stop()
+
+
+def test_dedupe_can_be_disabled_and_string_header_values_work(tmp_path):
+    out = tmp_path / "out.txt"
+    task, _ = start(out, dedupe="false")
+    task.put([seq_rec(0, "a", "s1", 1), seq_rec(1, "a", "s1", 1)])
+    task.pre_commit({TP: 2})
+    assert out.read_text() == "a\na\n"
+    task.stop()
+    out2 = tmp_path / "out2.txt"
+    task, _ = start(out2)
+    task.put([seq_rec(0, "a", "s1", "1"), seq_rec(1, "a", "s1", b"1")])
+    task.pre_commit({TP: 2})
+    assert out2.read_text() == "a\n"
+    task.stop()

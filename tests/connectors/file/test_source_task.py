@@ -312,3 +312,25 @@ def test_string_only_task_config_from_the_runtime(tmp_path, source):
     write(log, "x\n")
     src = source(file=str(log), task_index="0", task_count="1", include_host_header="true")
     assert src.values() == ["x"]
+
+
+def test_sequence_headers_continue_across_restart_so_resends_keep_their_numbers(tmp_path, source):
+    log = tmp_path / "app.log"
+    write(log, "a\nb\nc\n")
+    src = source(file=str(log))
+    first = src.poll(ack=False)
+    assert [r.header("file.seq").value for r in first] == [1, 2, 3]
+    stream = first[0].header("file.stream").value
+    assert all(r.header("file.stream").value == stream for r in first)
+    src.store.ack(first[:1])  # only "a" acknowledged before the crash
+    again = src.restart().drain()
+    assert [(r.value, r.header("file.seq").value) for r in again] == [("b", 2), ("c", 3)]
+    assert again[0].header("file.stream").value == stream
+
+
+def test_sequence_headers_can_be_disabled(tmp_path, source):
+    log = tmp_path / "a.log"
+    write(log, "x\n")
+    (record,) = source(file=str(log), include_sequence_headers="false").drain()
+    assert record.header("file.seq") is None and record.header("file.stream") is None
+    assert record.source_offset["seq"] == 1
