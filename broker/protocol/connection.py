@@ -148,7 +148,11 @@ class Connection:
         buf = ResponseBuffer()
         write_header(buf, header_cls(correlation_id=correlation_id))
         write_body(buf, response)
-        self._writer.writelines(buf.chunks())
+        chunks = buf.chunks()
+        if len(chunks) == 1:
+            self._writer.write(chunks[0])  # the common case: one small coalesced buffer
+        else:
+            self._writer.writelines(chunks)  # record data: no copy
         await self._writer.drain()
 
     def _reject(self, reason: str, **fields: object) -> None:
