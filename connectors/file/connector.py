@@ -49,8 +49,9 @@ class FileSourceConnector(SourceConnector):
         wanted = max_tasks if any(has_glob(p) for p in patterns) else len(patterns)
         count = max(1, min(max_tasks, wanted))
         base = {k: v for k, v in self.config.raw().items() if k not in _INTERNAL}
-        if not base.get("files"):
-            base.pop("files", None)
+        files = base.pop("files", None)
+        if files:  # task configs may be stored as strings: keep the list in a form that survives
+            base["files"] = ",".join(files)
         return [{**base, "task.index": i, "task.count": count} for i in range(count)]
 
     @classmethod
