@@ -125,6 +125,9 @@ class Connection:
         )
         try:
             response = await reg.handler(ctx, request)
+        except registry.CloseConnection as exc:
+            self._reject(str(exc), api_key=api_key, api_version=version)
+            return False
         except Exception as exc:
             bad_field = null_in_required_field(request)
             if bad_field is not None:

@@ -10,7 +10,9 @@ A handler is ``async def handler(ctx: RequestContext, request) -> response | Non
 the kio response entity for ``ctx.api_version`` (``response_class(ctx)`` finds the class), or
 ``None`` when the protocol says no response is sent (Produce with ``acks=0``). Handlers must
 turn expected failures into error codes in the response; an exception escaping a handler is a
-bug: the connection logs it and closes, the broker keeps running.
+bug: the connection logs it and closes, the broker keeps running. The one deliberate way to
+drop a connection is raising :class:`CloseConnection` (Produce with ``acks=0`` that failed:
+closing is the only signal such a producer gets, as in Kafka).
 
 Handlers run on the event loop, one request at a time per connection (responses must go out in
 request order), so a handler that waits (Fetch long-poll) only delays its own connection.
@@ -43,6 +45,10 @@ class RequestContext:
     correlation_id: int
     client_id: str | None
     client_host: str
+
+
+class CloseConnection(Exception):
+    """Raised by a handler to close the client's connection without a response."""
 
 
 @dataclass(frozen=True)

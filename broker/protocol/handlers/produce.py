@@ -13,7 +13,8 @@ relies on replication rather than fsync. The high watermark moves to the log end
 write, or after the fsync when the flush policy requires one, so consumers never read a record
 that a crash could still take away under the configured policy.
 
-acks=0 gets no response at all (the protocol says so; the client does not read one).
+acks=0 gets no response at all (the protocol says so; the client does not read one); if
+any partition failed, the connection is closed instead, the only signal such a producer gets.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from broker.errors import (
 from broker.protocol._entities import NO_THROTTLE, build, nested
 from broker.protocol._topics import resolve
 from broker.protocol.handlers.metadata import INTERNAL_TOPICS
-from broker.protocol.registry import RequestContext, handles, response_class
+from broker.protocol.registry import CloseConnection, RequestContext, handles, response_class
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,10 @@ async def produce(ctx: RequestContext, request: Any) -> Any:
             build(topic_cls, name=name, topic_id=topic_id, partition_responses=tuple(partitions))
         )
     if acks == 0:
+        if any(p.error_code != ErrorCode.none for t in topics for p in t.partition_responses):
+            # The producer reads no response; a closed connection makes it refresh metadata
+            # and notice (Kafka does the same).
+            raise CloseConnection("acks=0 produce failed")
         return None
     return build(cls, responses=tuple(topics), throttle_time=NO_THROTTLE)
 

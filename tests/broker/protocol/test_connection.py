@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from kio.schema.api_versions.v0.request import ApiVersionsRequest
 from kio.schema.errors import ErrorCode
-from kio.schema.metadata.v12.request import MetadataRequest
+from kio.schema.metadata.v12.request import MetadataRequest, MetadataRequestTopic
 from kio.schema.produce.v9.request import PartitionProduceData, ProduceRequest, TopicProduceData
 
 from broker.log.records import Record, build_batch
@@ -36,24 +36,40 @@ def test_pipelined_requests_are_answered_in_order(broker):
     assert received == sent
 
 
-def test_acks_0_produce_gets_no_response(broker, topic_name):
+def _acks_0(topic: str) -> ProduceRequest:
     batch = build_batch([Record(0, 1_700_000_000_000, b"k", b"v")])
-    produce = ProduceRequest(
+    return ProduceRequest(
         transactional_id=None,
         acks=0,
         timeout=timedelta(seconds=5),
         topic_data=(
             TopicProduceData(
-                name=topic_name, partition_data=(PartitionProduceData(index=0, records=batch),)
+                name=topic, partition_data=(PartitionProduceData(index=0, records=batch),)
             ),
         ),
     )
+
+
+def test_acks_0_produce_gets_no_response(broker, topic_name):
     with WireClient(broker.host, broker.port) as client:
-        client.send(produce, expect_response=False)
+        client.call(
+            MetadataRequest(
+                topics=(MetadataRequestTopic(topic_id=None, name=topic_name),),
+                allow_auto_topic_creation=True, include_topic_authorized_operations=False,
+            )
+        )  # fmt: skip
+        client.send(_acks_0(topic_name), expect_response=False)
         marker = client.send(ApiVersionsRequest())
         correlation, response = client.receive()
     assert correlation == marker
     assert response.error_code == ErrorCode.none
+
+
+def test_failed_acks_0_produce_closes_the_connection(broker, topic_name):
+    # The producer reads no response, so closing is the only way to tell it (as Kafka does).
+    with WireClient(broker.host, broker.port) as client:
+        client.send(_acks_0(topic_name + "-missing"), expect_response=False)
+        assert client.is_closed_by_peer()
 
 
 def _closed_after(broker, frame: bytes) -> bool:
