@@ -185,18 +185,15 @@ def test_session_expiry_runs_from_tick_and_stop_answers_parked_joins(tmp_path: P
             coordinator.tick()
             assert coordinator.heartbeat("g", member, None, gen) is ErrorCode.unknown_member_id
             assert coordinator.list_groups() == [("g", "consumer", "Empty")]
+            # b becomes the only member (generation 2); c's join then waits for b to rejoin
             first = await coordinator.join_group(join_request(client_id="b"))
-            parked = asyncio.get_running_loop().create_task(
-                coordinator.join_group(join_request(first.member_id, client_id="b"))
-            )
-            await asyncio.sleep(0)
-            # pending b plus a parked rejoin complete at once; park someone for real instead
-            await parked
+            await coordinator.join_group(join_request(first.member_id, client_id="b"))
             other = await coordinator.join_group(join_request(client_id="c"))
             waiting = asyncio.get_running_loop().create_task(
                 coordinator.join_group(join_request(other.member_id, client_id="c"))
             )
             await asyncio.sleep(0)
+            assert not waiting.done()
             await coordinator.stop()
             assert (await waiting).error is ErrorCode.not_coordinator
             assert coordinator.heartbeat("g", member, None, gen) is (
