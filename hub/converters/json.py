@@ -43,58 +43,78 @@ class JsonConverterConfig(ConfigModel):
     )
 
 
+# One encoder for all calls: json.dumps with options builds a new encoder every time.
+_ENCODER = json.JSONEncoder(
+    separators=(",", ":"), ensure_ascii=False, default=_json_data.schemaless_default
+)
+_SCHEMA_START = '{"schema":'
+_PAYLOAD_SEP = ',"payload":'
+_DECODER = json.JSONDecoder()
+_NULL_HEAD = '{"schema":null,"payload":'
+_CACHE_SIZE = 256
+
+
 class _JsonCodec:
-    """Shared by the record and header converters: one config, two entry points."""
+    """Shared by the record and header converters: one config, two entry points.
+
+    Speed matters (every record of a JSON topic passes here) and records of a topic share
+    one schema, so both directions cache per schema: writing keeps the envelope head
+    ``{"schema":<json>,"payload":`` per Schema object; reading keeps the parsed Schema per
+    head bytes, so a hit only parses the payload. A head is cached only after a full parse
+    confirmed that those bytes are exactly the schema, so a hit cannot mis-split a message;
+    anything unusual falls back to the full parse.
+    """
 
     def __init__(self, config: JsonConverterConfig) -> None:
         self.schemas_enable = config.schemas_enable
         self.numeric = config.decimal_format == "NUMERIC"
         self.replace_null = config.replace_null_with_default
-        # Most records of a topic share one Schema object: remember its JSON form by identity
-        # (the entry holds the schema, so its id cannot be reused while cached).
-        self._schema_json: dict[int, tuple[Schema, dict[str, Any]]] = {}
+        # Keyed by id(); the entry holds the schema so its id cannot be reused while cached.
+        self._writers: dict[int, tuple[Schema, str, _json_data.Codec]] = {}
+        self._readers: dict[str, tuple[Schema, _json_data.Codec] | None] = {}
 
-    def _schema_to_json(self, schema: Schema) -> dict[str, Any]:
-        hit = self._schema_json.get(id(schema))
+    def _writer(self, schema: Schema) -> tuple[Schema, str, _json_data.Codec]:
+        hit = self._writers.get(id(schema))
         if hit is not None and hit[0] is schema:
-            return hit[1]
-        if len(self._schema_json) >= 256:
-            self._schema_json.clear()
-        out = schema.to_json()
-        self._schema_json[id(schema)] = (schema, out)
-        return out
+            return hit
+        if len(self._writers) >= _CACHE_SIZE:
+            self._writers.clear()
+        head = '{"schema":' + _ENCODER.encode(schema.to_json()) + ',"payload":'
+        enc = _json_data.encoder(
+            schema, numeric_decimals=self.numeric, replace_null=self.replace_null
+        )
+        entry = self._writers[id(schema)] = (schema, head, enc)
+        return entry
 
     def dumps(self, schema: Schema | None, value: Any) -> bytes:
-        if schema is None:
-            body = value
-        else:
-            body = _json_data.encode(
-                schema, value, numeric_decimals=self.numeric, replace_null=self.replace_null
-            )
-        if self.schemas_enable:
-            body = {
-                "schema": None if schema is None else self._schema_to_json(schema),
-                "payload": body,
-            }
+        head = _NULL_HEAD
+        body = value
+        if schema is not None:
+            _, head, enc = self._writer(schema)
+            body = enc(value)
         try:
-            text = json.dumps(
-                body,
-                separators=(",", ":"),
-                ensure_ascii=False,
-                default=_json_data.schemaless_default,
-            )
+            text = _ENCODER.encode(body)
         except (TypeError, ValueError) as exc:
             raise DataError(f"cannot convert value to JSON: {exc}") from None
         if self.numeric and "\\u0000decimal:" in text:
             text = _NUMERIC_RE.sub(r"\1", text)
+        if self.schemas_enable:
+            text = head + text + "}"
         return text.encode("utf-8")
 
     def loads(self, data: bytes) -> SchemaAndValue:
         try:
-            node = json.loads(data)
-        except (UnicodeDecodeError, ValueError) as exc:
-            snippet = bytes(data[:60]).decode("utf-8", "replace")
-            raise DataError(f"malformed JSON ({exc}) in message starting {snippet!r}") from None
+            text = bytes(data).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataError(f"message is not UTF-8 JSON: {exc}") from None
+        if self.schemas_enable and self._readers:
+            fast = self._loads_cached(text)
+            if fast is not None:
+                return fast
+        try:
+            node = _DECODER.decode(text)
+        except ValueError as exc:
+            raise DataError(f"malformed JSON ({exc}) in message starting {text[:60]!r}") from None
         if not self.schemas_enable or node is None:
             # a JSON null is a null whatever the mode: nothing to unwrap
             return SchemaAndValue(None, node)
@@ -105,13 +125,50 @@ class _JsonCodec:
                 "this converter (e.g. value.converter.schemas.enable=false)"
             )
         schema_node, payload = node["schema"], node["payload"]
-        if schema_node is None:
+        reader = None
+        if schema_node is not None:
+            try:
+                schema = Schema.from_json(schema_node)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise DataError(f"invalid schema in JSON envelope: {exc!r}") from None
+            reader = (schema, _json_data.decoder(schema))
+        self._remember(text, schema_node, reader)
+        if reader is None:
             return SchemaAndValue(None, payload)
+        return SchemaAndValue(reader[0], reader[1](payload))
+
+    def _remember(
+        self, text: str, schema_node: Any, reader: tuple[Schema, _json_data.Codec] | None
+    ) -> None:
+        end = text.find(_PAYLOAD_SEP)
+        if not text.startswith(_SCHEMA_START) or end < 0:
+            return
         try:
-            schema = Schema.from_json(schema_node)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise DataError(f"invalid schema in JSON envelope: {exc!r}") from None
-        return SchemaAndValue(schema, _json_data.decode(schema, payload))
+            exact = _DECODER.decode(text[len(_SCHEMA_START) : end]) == schema_node
+        except ValueError:
+            exact = False  # the separator was inside the schema text: do not cache
+        if exact:
+            if len(self._readers) >= _CACHE_SIZE:
+                self._readers.clear()
+            self._readers[text[:end]] = reader
+
+    def _loads_cached(self, text: str) -> SchemaAndValue | None:
+        end = text.find(_PAYLOAD_SEP)
+        if end < 0:
+            return None
+        head = text[:end]
+        if head not in self._readers:
+            return None
+        try:
+            payload, stop = _DECODER.raw_decode(text, end + len(_PAYLOAD_SEP))
+        except ValueError:
+            return None  # let the full parse produce the error message
+        if text[stop:].strip() != "}":
+            return None
+        reader = self._readers[head]
+        if reader is None:
+            return SchemaAndValue(None, payload)
+        return SchemaAndValue(reader[0], reader[1](payload))
 
 
 class JsonConverter(Converter):

@@ -189,7 +189,7 @@ def test_arrays_and_defaults() -> None:
         (b'{"schema": {"type": "int32"}, "payload": null}', "invalid null value"),
         (b'{"schema": {"type": "bytes"}, "payload": "***"}', "invalid base64"),
         (b'{"schema": {"type": "struct", "fields": []}, "payload": 3}', "JSON objects"),
-        (b"\xff\xfe", "malformed JSON"),
+        (b"\xff\xfe", "not UTF-8"),
     ],
 )
 def test_bad_messages_raise_data_error(message: bytes, fragment: str) -> None:
@@ -221,3 +221,36 @@ def test_config_errors_name_the_key() -> None:
     with pytest.raises(ConfigError) as exc:
         conv(**{"schemas.enable": "maybe", "decimal.format": "HEX"})
     assert set(exc.value.errors) == {"schemas.enable", "decimal.format"}
+
+
+def test_repeated_schema_reads_take_the_cached_path_and_stay_exact() -> None:
+    c = conv()
+    message = json.dumps(USER_ENVELOPE, separators=(",", ":")).encode()
+    first = c.to_connect("t", message)
+    assert c.codec._readers, "the schema head should be cached after a full parse"
+    second = c.to_connect("t", message + b"\n")
+    assert second == first
+    # same head, different payloads: each payload still validated against the schema
+    head = message.split(b',"payload":')[0]
+    with pytest.raises(DataError, match="expected int32"):
+        c.to_connect("t", head + b',"payload":{"id":"x"}}')
+    with pytest.raises(DataError, match="exactly the fields"):
+        c.to_connect("t", head + b',"payload":null,"extra":1}')
+    with pytest.raises(DataError, match="malformed JSON"):
+        c.to_connect("t", head + b',"payload":{"id":}')
+
+
+def test_separator_inside_the_schema_text_is_not_mis_split() -> None:
+    c = conv()
+    tricky = Schema(Type.STRING, doc='not here ,"payload": really')
+    data = c.from_connect("t", tricky, "v")
+    for _ in range(2):
+        got = c.to_connect("t", data)
+        assert got.value == "v" and got.schema is not None and got.schema.doc == tricky.doc
+
+
+def test_cached_null_schema_envelope() -> None:
+    c = conv()
+    for value in ({"a": 1}, [1, 2], "s"):
+        got = c.to_connect("t", c.from_connect("t", None, value) or b"")
+        assert got.schema is None and got.value == value
