@@ -14,6 +14,9 @@ Keys read (everything else is ignored)::
 ``registry`` needs only ``transforms()`` and ``predicates()`` (name -> class dicts), as in
 docs/contracts.md. All problems are collected and raised together as one ConfigError whose
 fields are the full keys (``transforms.mask.fields``), so the REST API reports each at once.
+
+A chain belongs to one task and runs on that task's thread only: transforms cache derived
+schemas without locks.
 """
 
 from __future__ import annotations

@@ -73,8 +73,8 @@ class ReplaceField(FieldTransform[R]):
         if value is None:
             return new_schema, None
         data = require_struct(value, schema, "field replacement")
-        out = {self.renames.get(f.name, f.name): data.get(f.name) for f in schema.fields}
-        return new_schema, {f.name: out.get(f.name) for f in new_schema.fields}
+        kept = (f.name for f in schema.fields if self.keeps(f.name))
+        return new_schema, {self.renames.get(n, n): data.get(n) for n in kept}
 
     def _schema(self, schema: Schema) -> Schema:
         fields = [
