@@ -40,6 +40,7 @@ _OFFSET_LENGTH = struct.Struct(">qi")  # baseOffset, batchLength
 _LAST_DELTA = struct.Struct(">i")  # lastOffsetDelta at byte 23
 _MAX_TS = struct.Struct(">q")  # maxTimestamp at byte 35
 Buffer = bytes | bytearray | memoryview
+_SCAN_MIN = 4 * 1024
 _SCAN_CHUNK = 64 * 1024
 _IOV_MAX = 1024  # Linux's limit on buffers per writev
 
@@ -205,19 +206,22 @@ class Segment:
     def scan(self, position: int = 0, end: int | None = None) -> Iterator[BatchPosition]:
         """Walks batch headers from ``position`` (a batch start) to ``end`` (default ``size``).
 
-        Reads ``_SCAN_CHUNK`` windows, not one pread per header. Stops silently at a header
-        that is cut short or runs past ``end``; CRCs are not checked here (see recovery).
+        Reads windows that start at 4 KiB and double up to 64 KiB, so a walk over large
+        batches costs one small pread per header and a walk over small ones few preads in
+        all. Stops silently at a header that is cut short or runs past ``end``; CRCs are not
+        checked here (see recovery).
         """
         end = self.size if end is None else end
-        window, wstart = b"", position
+        window, wstart, chunk = b"", position, _SCAN_MIN
         while position + HEADER_SIZE <= end:
             off = position - wstart
             if off + HEADER_SIZE > len(window):
                 window, wstart, off = (
-                    os.pread(self.fd, min(_SCAN_CHUNK, end - position), position),
+                    os.pread(self.fd, min(chunk, end - position), position),
                     position,
                     0,
                 )
+                chunk = min(chunk * 2, _SCAN_CHUNK)
                 if len(window) < HEADER_SIZE:
                     return
             base, length = _OFFSET_LENGTH.unpack_from(window, off)
@@ -231,7 +235,9 @@ class Segment:
 
     def find_position(self, offset: int) -> int:
         """Position of the first batch whose last offset >= ``offset``; ``size`` if none."""
-        _, start = self.offset_index.lookup(offset)
+        indexed, start = self.offset_index.lookup(offset)
+        if indexed == offset and start:  # an indexed batch starts exactly there: no scan
+            return start
         for b in self.scan(start):
             if b.last_offset >= offset:
                 return b.position
