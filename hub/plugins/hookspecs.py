@@ -34,9 +34,11 @@ def sluice_connectors() -> list[type[Connector]]:
     Runs once when the plugin registry is first asked for connectors (worker start, the REST
     API's ``/connector-plugins``), and again after a plugin is registered or unregistered.
 
-    Return a list of ``SourceConnector``/``SinkConnector`` subclasses. Each class's ``name``
-    is the short ``connector.class`` value; its ``aliases`` (e.g. the Java class name of the
-    Kafka Connect connector it replaces) resolve to it as well. A name or alias claimed by two
+    Parameters: none.
+
+    Return a list of ``SourceConnector``/``SinkConnector`` subclasses. Each class's ``name`` is
+    the short ``connector.class`` value; its ``aliases`` (e.g. the Java class name of the Kafka
+    Connect connector it replaces) resolve to it as well. A name or alias claimed by two
     different classes is an error at discovery time.
     """
 
@@ -46,9 +48,13 @@ def sluice_transforms() -> list[type[Transformation[Any]]]:
     """Single Message Transform classes this plugin provides.
 
     Runs when the registry is first asked for transforms (building a connector's transform
-    chain, listing plugins). Return ``Transformation`` subclasses. A class whose ``variants``
-    is ``("key", "value")`` is also reachable as ``<name>$Key`` and ``<name>$Value`` (and the
-    same for each alias), as Kafka Connect's nested ``$Key``/``$Value`` classes are.
+    chain, listing plugins).
+
+    Parameters: none.
+
+    Return ``Transformation`` subclasses. A class whose ``variants`` is ``("key", "value")`` is
+    also reachable as ``<name>$Key`` and ``<name>$Value`` (and the same for each alias), as
+    Kafka Connect's nested ``$Key``/``$Value`` classes are.
     """
 
 
@@ -56,8 +62,11 @@ def sluice_transforms() -> list[type[Transformation[Any]]]:
 def sluice_predicates() -> list[type[Predicate[Any]]]:
     """Predicate classes (the ``predicates.<p>.type`` values) this plugin provides.
 
-    Runs when the registry is first asked for predicates. Return ``Predicate`` subclasses,
-    each resolvable by ``name`` and ``aliases``.
+    Runs when the registry is first asked for predicates (building a transform chain).
+
+    Parameters: none.
+
+    Return ``Predicate`` subclasses, each resolvable by ``name`` and ``aliases``.
     """
 
 
@@ -66,6 +75,9 @@ def sluice_converters() -> list[type[Converter]]:
     """Key/value converter classes (``key.converter``/``value.converter``) this plugin provides.
 
     Runs when the registry is first asked for converters, i.e. when a task is configured.
+
+    Parameters: none.
+
     Return ``Converter`` subclasses, each resolvable by ``name`` and ``aliases``.
     """
 
@@ -74,6 +86,9 @@ def sluice_converters() -> list[type[Converter]]:
 def sluice_header_converters() -> list[type[HeaderConverter]]:
     """Header converter classes (``header.converter``) this plugin provides.
 
-    Runs when the registry is first asked for header converters. Return ``HeaderConverter``
-    subclasses, each resolvable by ``name`` and ``aliases``.
+    Runs when the registry is first asked for header converters.
+
+    Parameters: none.
+
+    Return ``HeaderConverter`` subclasses, each resolvable by ``name`` and ``aliases``.
     """

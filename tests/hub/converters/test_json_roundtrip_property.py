@@ -21,6 +21,8 @@ def _primitive_values(schema: Schema) -> st.SearchStrategy[Any]:
         return st.datetimes(
             min_value=dt.datetime(1900, 1, 1), max_value=dt.datetime(2200, 1, 1)
         ).map(lambda d: d.replace(microsecond=d.microsecond // 1000 * 1000, tzinfo=dt.UTC))
+    if schema.name == logical.TIME:
+        return st.times().map(lambda t: t.replace(microsecond=t.microsecond // 1000 * 1000))
     if schema.name == logical.DATE:
         return st.dates(min_value=dt.date(1900, 1, 1), max_value=dt.date(2200, 1, 1))
     if schema.name == logical.DECIMAL:
@@ -39,7 +41,8 @@ def _primitive_values(schema: Schema) -> st.SearchStrategy[Any]:
 
 PRIMITIVES = st.sampled_from(
     [Schema(t) for t in (*INT_BOUNDS, Type.FLOAT64, Type.BOOLEAN, Type.STRING, Type.BYTES)]
-    + [logical.TIMESTAMP_SCHEMA, logical.DATE_SCHEMA, logical.decimal_schema(2)]
+    + [logical.TIMESTAMP_SCHEMA, logical.DATE_SCHEMA, logical.TIME_SCHEMA]
+    + [logical.decimal_schema(2)]
 )
 
 

@@ -172,4 +172,17 @@ def test_hookspecs_are_prefixed_typed_and_documented(registry: PluginRegistry) -
         spec = getattr(hookspecs, name)
         assert inspect.signature(spec).return_annotation != inspect.Signature.empty, name
         doc = inspect.getdoc(spec) or ""
-        assert "Runs" in doc and "Return" in doc, f"{name}: say when it runs and what to return"
+        for part in ("Runs", "Parameters", "Return"):
+            assert part in doc, f"{name}: the docstring must say when it runs, params, return"
+
+
+@pytest.mark.parametrize("kind", ["transform", "predicate", "converter", "header_converter"])
+def test_every_builtin_config_model_gives_a_json_schema_form(
+    registry: PluginRegistry, kind: str
+) -> None:
+    for cls in registry.classes(kind):
+        schema = cls.config_model.json_schema()
+        assert schema["type"] == "object", cls
+        for name, prop in schema.get("properties", {}).items():
+            if cls.__module__.startswith("hub.transforms"):
+                assert prop.get("description"), f"{cls.name}.{name} has no description"
