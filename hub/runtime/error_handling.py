@@ -127,22 +127,47 @@ class RetryWithToleranceOperator:
         self.dlq = dlq
         self.failures = 0  # tolerated failures, for tests and metrics
 
-    def execute(self, context: FailureContext, operation: Callable[[], T]) -> tuple[bool, T | None]:
-        """(True, result) on success; (False, None) if the record failed and is tolerated."""
+    def run(
+        self,
+        stage: str,
+        plugin: object,
+        function: Callable[..., T],
+        *args: Any,
+        raw: Any = None,
+        source: ConnectRecord | None = None,
+    ) -> tuple[bool, T | None]:
+        """``execute`` with a cheap happy path: no context object unless ``function`` fails."""
+        try:
+            return True, function(*args)
+        except Exception as exc:
+            context = FailureContext(stage, type(plugin).__name__, source=source, raw=raw)
+            return self.execute(context, lambda: function(*args), first_error=exc)
+
+    def execute(
+        self,
+        context: FailureContext,
+        operation: Callable[[], T],
+        first_error: Exception | None = None,
+    ) -> tuple[bool, T | None]:
+        """(True, result) on success; (False, None) if the record failed and is tolerated.
+
+        ``first_error`` is the failure of an attempt the caller already made.
+        """
         started = time.monotonic()
         delay = 0.1
+        error = first_error
         while True:
-            try:
-                return True, operation()
-            except RetriableError as exc:
-                if self._may_retry(started, delay):
-                    log.debug("retrying", extra=self._ident(context, exc))
-                    self.stopping.wait(delay)
-                    delay = min(delay * 2, self.config.retry_delay_max_ms / 1000)
-                    continue
-                error: Exception = exc
-            except Exception as exc:
-                error = exc
+            if error is None:
+                try:
+                    return True, operation()
+                except Exception as exc:
+                    error = exc
+            if isinstance(error, RetriableError) and self._may_retry(started, delay):
+                log.debug("retrying", extra=self._ident(context, error))
+                self.stopping.wait(delay)
+                delay = min(delay * 2, self.config.retry_delay_max_ms / 1000)
+                error = None
+                continue
             self._fail(context, error)
             return False, None
 

@@ -33,7 +33,6 @@ from hub.api import (
 )
 from hub.runtime.error_handling import (
     ErrorHandlingConfig,
-    FailureContext,
     RetryWithToleranceOperator,
 )
 from hub.runtime.plugin_setup import build_converters, build_transform_chain, close_chain
@@ -114,13 +113,22 @@ class WorkerSinkTask(WorkerTask):
         registry, worker = self.services.registry, self.services.worker_config
         self.converters = build_converters(registry, worker, self.connector_config)
         self.chain = build_transform_chain(registry, self.connector_config)
+        overrides = {
+            k[len("consumer.override.") :]: v
+            for k, v in self.connector_config.items()
+            if k.startswith("consumer.override.")
+        }
         self.consumer = Consumer(
             {
+                # A worker killed with -9 leaves its member behind until the session times
+                # out, stalling the partitions; 10 s instead of librdkafka's 45 s bounds that.
+                "session.timeout.ms": 10_000,
                 **worker.client_config("consumer"),
+                **overrides,
                 "group.id": group_id(self.id.connector),
                 "client.id": f"connector-consumer-{self.id}",
                 "enable.auto.commit": False,
-                "auto.offset.reset": "earliest",
+                "auto.offset.reset": overrides.get("auto.offset.reset", "earliest"),
                 "enable.partition.eof": False,
             }
         )
@@ -170,39 +178,44 @@ class WorkerSinkTask(WorkerTask):
 
     def _convert(self, msg: Message) -> SinkRecord | None:
         """The record for ``put``, or None if a tolerated failure or a transform dropped it."""
-        conv, topic = self.converters, msg.topic()
-        stages = (
-            ("KEY_CONVERTER", conv.key, lambda: conv.key.to_connect(topic, msg.key())),
-            ("VALUE_CONVERTER", conv.value, lambda: conv.value.to_connect(topic, msg.value())),
-            ("HEADER_CONVERTER", conv.header, lambda: tuple(
-                Header(k, sv.value, sv.schema)
-                for k, v in (msg.headers() or [])
-                for sv in [conv.header.to_connect(topic, k, v)])),
-        )  # fmt: skip
-        results: list[Any] = []
-        for stage, plugin, operation in stages:
-            ok, result = self.errors.execute(
-                FailureContext(stage, type(plugin).__name__, raw=msg), operation
+        conv, topic, run = self.converters, msg.topic(), self.errors.run
+        ok, key = run("KEY_CONVERTER", conv.key, conv.key.to_connect, topic, msg.key(), raw=msg)
+        if not ok:
+            return None
+        value_conv = conv.value
+        ok, value = run(
+            "VALUE_CONVERTER", value_conv, value_conv.to_connect, topic, msg.value(), raw=msg
+        )
+        if not ok:
+            return None
+        headers: tuple[Header, ...] | None = ()
+        if raw_headers := msg.headers():
+            ok, headers = run(
+                "HEADER_CONVERTER", conv.header, self._headers, topic, raw_headers, raw=msg
             )
             if not ok:
                 return None
-            results.append(result)
-        key, value, headers = results
+        assert key is not None and value is not None
         ts_type, ts = msg.timestamp()
         record = SinkRecord(
             topic=topic, partition=msg.partition(), offset=msg.offset(),
             key=key.value, key_schema=key.schema, value=value.value, value_schema=value.schema,
-            timestamp=ts if ts_type else None, headers=headers,
+            timestamp=ts if ts_type else None, headers=headers or (),
             timestamp_type=_TIMESTAMP_TYPES.get(ts_type, TimestampType.NO_TIMESTAMP),
         )  # fmt: skip
         if topic not in self._topics_seen:
             self.services.status_store.put_topic(self.id.connector, topic, self.id.task)
             self._topics_seen.add(topic)
-        ok, out = self.errors.execute(
-            FailureContext("TRANSFORMATION", type(self.chain).__name__, raw=msg),
-            lambda: self.chain.apply(record),
-        )
+        ok, out = run("TRANSFORMATION", self.chain, self.chain.apply, record, raw=msg)
         return out if ok else None
+
+    def _headers(self, topic: str, raw: list[tuple[str, bytes | None]]) -> tuple[Header, ...]:
+        to_connect = self.converters.header.to_connect
+        out = []
+        for key, data in raw:
+            sv = to_connect(topic, key, data)
+            out.append(Header(key, sv.value, sv.schema))
+        return tuple(out)
 
     def _deliver(self, batch: list[SinkRecord]) -> bool:
         """Calls ``put`` until it accepts the batch; False if stopped before it did."""

@@ -20,11 +20,7 @@ from typing import Any
 from confluent_kafka import KafkaError
 
 from hub.api import ConnectError, RetriableError, SourceRecord, SourceTask
-from hub.runtime.error_handling import (
-    ErrorHandlingConfig,
-    FailureContext,
-    RetryWithToleranceOperator,
-)
+from hub.runtime.error_handling import ErrorHandlingConfig, RetryWithToleranceOperator
 from hub.runtime.plugin_setup import (
     RecordConverters,
     build_converters,
@@ -138,9 +134,8 @@ class WorkerSourceTask(WorkerTask):
     def _send(self, record: SourceRecord) -> None:
         assert self.converters is not None and self.task is not None
         submitted = self.submitted.submit(record.source_partition, record.source_offset)
-        ok, transformed = self.errors.execute(
-            FailureContext("TRANSFORMATION", type(self.chain).__name__, source=record),
-            lambda: self.chain.apply(record),
+        ok, transformed = self.errors.run(
+            "TRANSFORMATION", self.chain, self.chain.apply, record, source=record
         )
         if not ok or transformed is None:
             submitted.ack()
@@ -154,26 +149,32 @@ class WorkerSourceTask(WorkerTask):
         self._produce(record, transformed, out, submitted)
 
     def _convert(self, record: SourceRecord) -> tuple[Any, Any, list[Any]] | None:
-        conv = self.converters
+        conv, topic, run = self.converters, record.topic, self.errors.run
         assert conv is not None
-        stages = (
-            ("KEY_CONVERTER", conv.key, lambda: conv.key.from_connect(
-                record.topic, record.key_schema, record.key)),
-            ("VALUE_CONVERTER", conv.value, lambda: conv.value.from_connect(
-                record.topic, record.value_schema, record.value)),
-            ("HEADER_CONVERTER", conv.header, lambda: [
-                (h.key, conv.header.from_connect(record.topic, h.key, h.schema, h.value))
-                for h in record.headers]),
+        ok, key = run(
+            "KEY_CONVERTER", conv.key, conv.key.from_connect, topic, record.key_schema,
+            record.key, source=record,
         )  # fmt: skip
-        results = []
-        for stage, plugin, operation in stages:
-            ok, result = self.errors.execute(
-                FailureContext(stage, type(plugin).__name__, source=record), operation
-            )
+        if not ok:
+            return None
+        ok, value = run(
+            "VALUE_CONVERTER", conv.value, conv.value.from_connect, topic, record.value_schema,
+            record.value, source=record,
+        )  # fmt: skip
+        if not ok:
+            return None
+        headers: list[Any] | None = []
+        if record.headers:
+            ok, headers = run("HEADER_CONVERTER", conv.header, self._headers, record, source=record)
             if not ok:
                 return None
-            results.append(result)
-        return results[0], results[1], results[2]
+        return key, value, headers or []
+
+    def _headers(self, record: SourceRecord) -> list[tuple[str, bytes | None]]:
+        from_connect = self.converters.header.from_connect  # type: ignore[union-attr]
+        return [
+            (h.key, from_connect(record.topic, h.key, h.schema, h.value)) for h in record.headers
+        ]
 
     def _produce(
         self,

@@ -49,7 +49,9 @@ def test_source_delivers_exactly_once_across_clean_restart(
         by_partition[p].append(i)
     assert all(seq == sorted(seq) for seq in by_partition.values()), "order per source partition"
     assert again.connector_topics(name) == [topic_name]
-    offsets = again.connector_offsets(name)["offsets"]
-    assert sorted((o["partition"]["p"], o["offset"]["n"]) for o in offsets) == [
-        (p, n) for p in range(partitions)
-    ]
+
+    def committed() -> list[tuple[int, int]]:
+        offsets = again.connector_offsets(name)["offsets"]
+        return sorted((o["partition"]["p"], o["offset"]["n"]) for o in offsets)
+
+    wait_until(lambda: committed() == [(p, n) for p in range(partitions)], 10, "final offsets")
