@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from coordinator_fakes import FakeClock, RecordingStore
 
 from broker.coordinator.group_manager import GroupManager
 from broker.coordinator.rebalance import GroupConfig
+from tests.broker.coordinator.coordinator_fakes import FakeClock, RecordingStore
 
 
 @pytest.fixture

@@ -11,8 +11,14 @@ from collections import Counter
 import pytest
 from confluent_kafka import ConsumerGroupState, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
-from group_clients import FAST_GROUP, confluent_consumer, create_topic, poll_until, produce
 
+from tests.broker.coordinator.group_clients import (
+    FAST_GROUP,
+    confluent_consumer,
+    create_topic,
+    poll_until,
+    produce,
+)
 from tests.fixtures.broker import BrokerProcess
 
 

@@ -8,12 +8,12 @@ from collections import Counter
 
 from aiokafka import AIOKafkaConsumer
 from aiokafka.structs import TopicPartition as AioTopicPartition
-from group_clients import create_topic, produce
 from kafka import KafkaConsumer, TopicPartition
 from kafka.admin import KafkaAdminClient, MemberToRemove
 from kafka.errors import GroupSubscribedToTopicError, NoError
 from kafka.structs import OffsetAndMetadata
 
+from tests.broker.coordinator.group_clients import create_topic, produce
 from tests.fixtures.broker import BrokerProcess
 
 GROUP_SETTINGS = {

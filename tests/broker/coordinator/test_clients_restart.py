@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
-from group_clients import confluent_consumer, create_topic, poll_until, produce
 
+from tests.broker.coordinator.group_clients import (
+    confluent_consumer,
+    create_topic,
+    poll_until,
+    produce,
+)
 from tests.fixtures.broker import BrokerProcess
 
 

@@ -9,7 +9,6 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from coordinator_fakes import FakeClock, join_request
 from kio.schema.errors import ErrorCode
 
 from broker.config import BrokerConfig
@@ -17,6 +16,7 @@ from broker.coordinator import GroupCoordinator
 from broker.coordinator.offsets_topic import TOPIC
 from broker.coordinator.records import OffsetValue
 from broker.log.log_manager import LogManager
+from tests.broker.coordinator.coordinator_fakes import FakeClock, join_request
 
 OK = ErrorCode.none
 

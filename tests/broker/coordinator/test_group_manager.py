@@ -6,13 +6,13 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from coordinator_fakes import FakeClock, RecordingStore, join_request
 from kio.schema.errors import ErrorCode
 
 from broker.coordinator.group import GroupState
 from broker.coordinator.group_manager import GroupManager
 from broker.coordinator.member import JoinResult
 from broker.coordinator.rebalance import GroupConfig
+from tests.broker.coordinator.coordinator_fakes import FakeClock, RecordingStore, join_request
 
 OK = ErrorCode.none
 

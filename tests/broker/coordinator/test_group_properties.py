@@ -12,7 +12,6 @@ import asyncio
 import os
 from typing import Any
 
-from coordinator_fakes import FakeClock, RecordingStore, join_request
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -22,6 +21,7 @@ from broker.coordinator.group import GroupState
 from broker.coordinator.group_manager import GroupManager
 from broker.coordinator.member import JoinResult, SyncResult
 from broker.coordinator.rebalance import GroupConfig
+from tests.broker.coordinator.coordinator_fakes import FakeClock, RecordingStore, join_request
 
 PROTOCOLS = [
     [("range", b"r")],
