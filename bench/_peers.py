@@ -13,10 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
+import struct
 import subprocess
 import time
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from _common import MESSAGE_SIZE, Budget, Row, port_open
@@ -365,3 +366,212 @@ def rabbitmq_streams(count: int, budget: Budget) -> list[Row]:
         return _run_async(asyncio.wait_for(_rabbit(count, budget), budget.phase_cap_s * 2 + 30))
     except Exception as exc:  # a peer's failure is a row, not a crash
         return [Row.skipped(system, "produce/consume", f"{type(exc).__name__}: {exc}")]
+
+
+# ------------------------------------------------------------------- end-to-end latency, paced
+
+_STAMP = struct.Struct(">qq")  # send time (perf_counter_ns), sequence number
+_PAD = b"x" * (MESSAGE_SIZE - _STAMP.size)
+
+
+class _Latency:
+    """Paces stamped 100-byte payloads at a fixed rate and collects receive - send samples.
+
+    The same scheme as the Kafka latency row: sender and receiver share this process and one
+    monotonic clock; due messages are sent in one call per ~0.5 ms tick (each client's batch
+    API), and messages sent during the warm-up are not sampled.
+    """
+
+    def __init__(self, rate: int, seconds: float, warmup_s: float) -> None:
+        self.rate = rate
+        self.total = int(rate * seconds)
+        self.warm_seq = int(rate * warmup_s)
+        self.samples: list[float] = []
+        self.received = 0
+        self.sent = 0
+        self.elapsed = 0.0
+
+    def on_payload(self, payload: bytes) -> None:
+        """Record one received payload."""
+        now = time.perf_counter_ns()
+        if len(payload) < _STAMP.size:
+            return
+        sent_ns, seq = _STAMP.unpack_from(payload)
+        self.received += 1
+        if seq >= self.warm_seq:
+            self.samples.append((now - sent_ns) / 1e6)
+
+    async def pace(self, send: Callable[[list[bytes]], Awaitable[None]], deadline: float) -> None:
+        """Send ``total`` messages at ``rate``, in per-tick batches, until done or deadline."""
+        start = time.perf_counter()
+        while self.sent < self.total and time.monotonic() < deadline:
+            due = min(self.total, int((time.perf_counter() - start) * self.rate))
+            if due > self.sent:
+                batch = [
+                    _STAMP.pack(time.perf_counter_ns(), seq) + _PAD for seq in range(self.sent, due)
+                ]
+                await send(batch)
+                self.sent = due
+            await asyncio.sleep(0.0005)
+        self.elapsed = time.perf_counter() - start
+
+    async def drain(self, grace_s: float = 3.0) -> None:
+        """Give the tail up to ``grace_s`` to arrive."""
+        end = time.monotonic() + grace_s
+        while self.received < self.sent and time.monotonic() < end:
+            await asyncio.sleep(0.01)
+
+    def row(self, system: str, note: str) -> Row:
+        """The latency row, in the same shape as the Kafka ones."""
+        values = sorted(self.samples)
+
+        def pct(q: float) -> float | None:
+            if not values:
+                return None
+            idx = min(len(values) - 1, max(0, round(q * len(values) + 0.5) - 1))
+            return values[idx]
+
+        rate = self.sent / self.elapsed if self.elapsed > 0 else None
+        lost = self.sent - self.received
+        extra = [note] + ([f"max {values[-1]:.1f} ms"] if values else [])
+        if lost:
+            extra.append(f"{lost:,} of {self.sent:,} not received")
+        return Row(
+            system=system,
+            workload=f"e2e latency @{self.rate // 1000}k/s",
+            partitions="1",
+            msgs_per_s=rate,
+            mb_per_s=None if rate is None else rate * MESSAGE_SIZE / 1e6,
+            p50_ms=pct(0.50),
+            p99_ms=pct(0.99),
+            note="; ".join(extra),
+        )
+
+
+async def _redis_latency(lat: _Latency, deadline: float) -> Row:
+    import redis.asyncio as aredis
+
+    key = f"sluice-bench-lat-{uuid.uuid4().hex[:8]}"
+    producer = aredis.Redis(host=HOST, port=6379, socket_timeout=10)
+    consumer = aredis.Redis(host=HOST, port=6379, socket_timeout=10)
+    stop = asyncio.Event()
+
+    async def read_loop() -> None:
+        last = "$"
+        while not stop.is_set():
+            reply = await consumer.xread({key: last}, count=1000, block=100)
+            for _stream, entries in reply or []:
+                for entry_id, fields in entries:
+                    lat.on_payload(fields[b"v"])
+                    last = entry_id
+
+    async def send(batch: list[bytes]) -> None:
+        pipe = producer.pipeline(transaction=False)
+        for payload in batch:
+            pipe.xadd(key, {"v": payload})
+        await pipe.execute()
+
+    reader = asyncio.create_task(read_loop())
+    try:
+        await asyncio.sleep(0.2)  # the blocking XREAD from "$" must be in place first
+        await lat.pace(send, deadline)
+        await lat.drain()
+    finally:
+        stop.set()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(reader, 2)
+        with contextlib.suppress(Exception):
+            await producer.delete(key)
+        await producer.aclose()
+        await consumer.aclose()
+    return lat.row("Redis Streams", "pipelined XADD per tick, XREAD BLOCK")
+
+
+async def _nats_latency(lat: _Latency, deadline: float) -> Row:
+    import nats
+    from nats.js.api import StorageType, StreamConfig
+
+    nc = await nats.connect(f"nats://{HOST}:4222", connect_timeout=5, allow_reconnect=False)
+    js = nc.jetstream()
+    tag = uuid.uuid4().hex[:8]
+    stream, subject = f"SLUICE_BENCH_LAT_{tag}", f"sluicebench.lat.{tag}"
+    try:
+        await js.add_stream(StreamConfig(name=stream, subjects=[subject], storage=StorageType.FILE))
+
+        async def on_msg(msg: Any) -> None:
+            lat.on_payload(msg.data)
+
+        sub = await js.subscribe(subject, stream=stream, cb=on_msg, ordered_consumer=True)
+
+        async def send(batch: list[bytes]) -> None:
+            for payload in batch:
+                await js.publish_async(subject, payload)
+
+        await lat.pace(send, deadline)
+        await lat.drain()
+        await sub.unsubscribe()
+    finally:
+        with contextlib.suppress(Exception):
+            await js.delete_stream(stream)
+        await nc.close()
+    return lat.row("NATS JetStream", "publish_async, ordered push consumer")
+
+
+async def _rabbit_latency(lat: _Latency, deadline: float) -> Row:
+    from rstream import Consumer, ConsumerOffsetSpecification, OffsetType, Producer
+
+    stream = f"sluice-bench-lat-{uuid.uuid4().hex[:8]}"
+    producer = Producer(HOST, 5552, username="guest", password="guest")
+    consumer = Consumer(HOST, 5552, username="guest", password="guest")
+    await producer.start()
+    try:
+        await producer.create_stream(stream, exists_ok=True)
+        await consumer.start()
+
+        async def on_message(msg: bytes, _ctx: object) -> None:
+            lat.on_payload(bytes(msg))
+
+        await consumer.subscribe(
+            stream,
+            on_message,
+            offset_specification=ConsumerOffsetSpecification(OffsetType.NEXT, None),
+        )
+
+        async def send(batch: list[bytes]) -> None:
+            await producer.send_batch(stream, batch)
+
+        await asyncio.sleep(0.2)
+        await lat.pace(send, deadline)
+        await lat.drain()
+        await consumer.close()
+    finally:
+        with contextlib.suppress(Exception):
+            await producer.delete_stream(stream)
+        await producer.close()
+    return lat.row("RabbitMQ streams", "send_batch per tick, subscriber")
+
+
+_LATENCY_RUNNERS: dict[str, Callable[[_Latency, float], Coroutine[Any, Any, Row]]] = {
+    "Redis Streams": _redis_latency,
+    "NATS JetStream": _nats_latency,
+    "RabbitMQ streams": _rabbit_latency,
+}
+
+
+def peer_latency(
+    system: str, rate: int, seconds: float, warmup_s: float, budget: Budget
+) -> list[Row]:
+    """End-to-end latency at a fixed rate through one peer, as for the Kafka rows."""
+    runner = _LATENCY_RUNNERS[system]
+    lat = _Latency(rate, seconds, warmup_s)
+    deadline = budget.phase_deadline(seconds + 5)
+
+    async def go() -> list[Row]:
+        return [await asyncio.wait_for(runner(lat, deadline), seconds + 20)]
+
+    try:
+        return _run_async(go())
+    except Exception as exc:  # a peer's failure is a row, not a crash
+        return [
+            Row.skipped(system, f"e2e latency @{rate // 1000}k/s", f"{type(exc).__name__}: {exc}")
+        ]

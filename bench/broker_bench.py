@@ -365,7 +365,7 @@ def kafka_rows(system: str, figs: KafkaFigures, ceiling: KafkaFigures | None) ->
         row.msgs_per_s = lat.rate
         row.mb_per_s = _mb(lat.rate)
         lost = lat.sent - lat.received
-        row.note = f"max {lat.max_ms:.1f} ms" + (
+        row.note = f"linger.ms=5 included; max {lat.max_ms:.1f} ms" + (
             f"; {lost:,} of {lat.sent:,} not received" if lost else ""
         )
         if system == MOCK:
@@ -585,9 +585,21 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             _log(progress, f"{name}: produce/consume {settings.messages:,}")
             try:
-                peer_rows.extend(fn(settings.messages, peer_budget))
+                got = fn(settings.messages, peer_budget)
             except Exception as exc:  # a peer's failure is a row, not a crash
-                peer_rows.append(Row.skipped(name, "produce/consume", _why(exc)))
+                got = [Row.skipped(name, "produce/consume", _why(exc))]
+            peer_rows.extend(got)
+            if all(r.note.startswith("n/a") for r in got):
+                continue  # unreachable or broken: no point timing its latency
+            if peer_budget.exhausted(reserve_s=settings.latency_s + 2):
+                peer_rows.append(Row.skipped(name, "e2e latency", "run's time budget used up"))
+                continue
+            _log(progress, f"{name}: latency at {LATENCY_RATE:,} msgs/s")
+            peer_rows.extend(
+                _peers.peer_latency(
+                    name, LATENCY_RATE, settings.latency_s, settings.latency_warmup_s, peer_budget
+                )
+            )
 
     rows: list[Row] = []
     if sluice_figs is not None:
