@@ -31,26 +31,18 @@ def py_spy_path() -> str | None:
 class Recorder:
     """``py-spy record`` attached to a pid, writing collapsed stacks; stop() ends it cleanly."""
 
-    def __init__(self, pid: int, out: Path, rate: int = 200) -> None:
+    def __init__(self, pid: int, out: Path, rate: int = 200, native: bool = False) -> None:
         exe = py_spy_path()
         if exe is None:
             raise RuntimeError("py-spy not installed (.venv/bin/pip install py-spy)")
         self.out = out
+        cmd = [exe, "record", "--pid", str(pid), "--rate", str(rate), "--format", "raw"]
+        cmd += ["--output", str(out), "--threads"]
+        # --native resolves C frames (uvloop, memcpy, syscalls) but must pause the process for
+        # each sample; without it py-spy reads the stacks without stopping the broker.
+        cmd += ["--native"] if native else ["--nonblocking"]
         self.proc = subprocess.Popen(
-            [
-                exe,
-                "record",
-                "--pid",
-                str(pid),
-                "--rate",
-                str(rate),
-                "--format",
-                "raw",
-                "--output",
-                str(out),
-                "--nonblocking",
-                "--threads",
-            ],
+            cmd,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
@@ -95,6 +87,22 @@ def _frame_name(frame: str) -> str:
     return f"{_short(m.group('file'))}:{m.group('func')}"
 
 
+_IDLE_LEAVES = ("epoll_wait", "epoll_pwait", "poll", "select", "pthread_cond_wait", "sem_wait")
+_IDLE_FRAMES = ("PyThread_acquire_lock_timed", "threading.py:Condition.wait", "take_gil")
+
+
+def _idle(names: list[str]) -> bool:
+    """Whether a stack is waiting rather than working.
+
+    Without ``--native`` py-spy drops idle samples itself; with it, a thread blocked in epoll or
+    on a lock still shows up, and would be read as CPU time.
+    """
+    leaf = names[-1].rsplit(":", 1)[-1]
+    if leaf in _IDLE_LEAVES:
+        return True
+    return any(marker in name for name in names for marker in _IDLE_FRAMES)
+
+
 def _parse(collapsed: Path) -> tuple[Counter[str], Counter[str], int]:
     """Self and inclusive sample counts per ``file:function`` from py-spy's raw output.
 
@@ -110,7 +118,7 @@ def _parse(collapsed: Path) -> tuple[Counter[str], Counter[str], int]:
             continue
         count = int(count_s)
         names = [_frame_name(f) for f in stack.split(";") if f and not f.startswith("thread (")]
-        if not names:
+        if not names or _idle(names):
             continue
         samples += count
         self_c[names[-1]] += count

@@ -74,6 +74,7 @@ class Settings:
     memory_partitions: int = 10
     mode: str = "full"
     repeats: int = 1
+    profile_native: bool = False
 
 
 @dataclass
@@ -158,7 +159,9 @@ def run_kafka_suites(
     if profile_dir is not None and pid is not None:
         profile_dir.mkdir(parents=True, exist_ok=True)
         try:
-            recorder = _profile.Recorder(pid, profile_dir / "sluice-throughput.txt")
+            recorder = _profile.Recorder(
+                pid, profile_dir / "sluice-throughput.txt", native=settings.profile_native
+            )
         except Exception as exc:
             _log(progress, f"[yellow]profiling disabled: {_why(exc)}[/yellow]")
     try:
@@ -478,6 +481,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--bootstrap", help="use a running broker instead of starting one")
     p.add_argument("--broker-pid", type=int, help="its pid, for the RSS row (with --bootstrap)")
     p.add_argument("--profile", type=Path, metavar="DIR", help="py-spy the broker into DIR")
+    p.add_argument(
+        "--profile-native",
+        action="store_true",
+        help="with --profile: also resolve C frames (pauses the broker per sample)",
+    )
     p.add_argument("--markdown", type=Path, metavar="FILE", help="also write the table as md")
     p.add_argument("--budget", type=float, help="override the whole run's time budget (s)")
     p.add_argument("--repeats", type=int, help="repeats per throughput phase (best is shown)")
@@ -519,6 +527,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         s.total_s = args.budget
     if args.repeats:
         s.repeats = max(1, args.repeats)
+    s.profile_native = args.profile_native
     return s
 
 
@@ -633,6 +642,8 @@ def main(argv: list[str] | None = None) -> int:
         if raw.exists():
             spots, samples = _profile.hot_spots(raw)
             out.print(f"\nBroker hot spots by self time ({samples:,} samples, {raw}):")
+            if not args.profile_native:
+                out.print("  (Runner.run self time = uvloop C code; --profile-native splits it)")
             for s in spots:
                 out.print(f"  {s.self_pct:5.1f}% self {s.total_pct:5.1f}% total  {s.where}")
             out.print("\nBroker code paths by inclusive time:")
