@@ -92,7 +92,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[attr-defined]
     code = main()
     sys.stdout.flush()
+    # Skip interpreter teardown: librdkafka's mock threads are still running and must not be
+    # joined or finalised from Python.
     os._exit(code)

@@ -105,7 +105,8 @@ def redis_streams(count: int, budget: Budget) -> list[Row]:
             if time.monotonic() > deadline:
                 capped_c = True
                 break
-            reply = client.xread({key: last_id}, count=10_000, block=1000)
+            # redis-py's stubs type replies loosely (RESP2 gives [[key, [(id, fields)]]]).
+            reply: Any = client.xread({key: last_id}, count=10_000, block=1000)
             if not reply:
                 continue
             entries = reply[0][1]
@@ -151,7 +152,7 @@ async def _nats(count: int, budget: Budget) -> list[Row]:
         errors: list[str] = []
         acked = [0]
 
-        def on_ack(fut: asyncio.Future[object]) -> None:
+        def on_ack(fut: asyncio.Future[Any]) -> None:
             if fut.cancelled():
                 return
             exc = fut.exception()
@@ -459,7 +460,7 @@ async def _redis_latency(lat: _Latency, deadline: float) -> Row:
     async def read_loop() -> None:
         last = "$"
         while not stop.is_set():
-            reply = await consumer.xread({key: last}, count=1000, block=100)
+            reply: Any = await consumer.xread({key: last}, count=1000, block=100)
             for _stream, entries in reply or []:
                 for entry_id, fields in entries:
                     lat.on_payload(fields[b"v"])

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 # Run as a script (not a package): make the sibling _*.py helpers importable.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -108,7 +109,10 @@ class Server:
     target: _kafka.Target | None = None
 
 
-def _best(results: list[_kafka.ProduceResult | _kafka.ConsumeResult | str]) -> object:
+_R = TypeVar("_R", _kafka.ProduceResult, _kafka.ConsumeResult)
+
+
+def _best(results: list[_R | str]) -> _R | str:
     """Best of the repeats (highest rate); an error text only if every repeat failed.
 
     Best-of rather than mean: on a shared machine interference only ever slows a run down, so
@@ -118,8 +122,8 @@ def _best(results: list[_kafka.ProduceResult | _kafka.ConsumeResult | str]) -> o
     good = [r for r in results if not isinstance(r, str)]
     if not good:
         return results[-1] if results else "not run"
-    best = max(good, key=lambda r: r.rate)  # type: ignore[union-attr]
-    best.repeats = [r.rate for r in good]  # type: ignore[union-attr]
+    best = max(good, key=lambda r: r.rate)
+    best.repeats = [r.rate for r in good]
     return best
 
 
@@ -335,25 +339,25 @@ def kafka_rows(system: str, figs: KafkaFigures, ceiling: KafkaFigures | None) ->
             if row.msgs_per_s is None:
                 row.passed = False
         rows.append(row)
-    for parts, res in sorted(figs.consume.items()):
+    for parts, cres in sorted(figs.consume.items()):
         row = Row(system, "consume", str(parts), "")
-        if isinstance(res, str):
-            row.note = f"n/a: {res}"
+        if isinstance(cres, str):
+            row.note = f"n/a: {cres}"
         else:
-            row.msgs_per_s = res.rate if res.seconds > 0 else None
+            row.msgs_per_s = cres.rate if cres.seconds > 0 else None
             row.mb_per_s = None if row.msgs_per_s is None else _mb(row.msgs_per_s)
-            notes = _spread(res.repeats)
-            if res.passes > 1:
-                notes.append(f"{res.passes} passes over the retained window")
-            if res.capped:
-                notes.append(f"time-capped: {res.messages:,} read")
-            if res.errors:
-                notes.append(f"{res.errors} errors, e.g. {res.first_error}")
+            notes = _spread(cres.repeats)
+            if cres.passes > 1:
+                notes.append(f"{cres.passes} passes over the retained window")
+            if cres.capped:
+                notes.append(f"time-capped: {cres.messages:,} read")
+            if cres.errors:
+                notes.append(f"{cres.errors} errors, e.g. {cres.first_error}")
             row.note = "; ".join(notes)
         if judged:
-            base = ceiling.consume.get(parts) if ceiling else None
-            if isinstance(base, _kafka.ConsumeResult) and row.msgs_per_s and base.rate:
-                row.ratio = row.msgs_per_s / base.rate
+            cbase = ceiling.consume.get(parts) if ceiling else None
+            if isinstance(cbase, _kafka.ConsumeResult) and row.msgs_per_s and cbase.rate:
+                row.ratio = row.msgs_per_s / cbase.rate
             row.target = f"≥{CONSUME_TARGET // 1_000_000}M/s, ≥{CEILING_SHARE:.0%} ceil"
             row.passed = (
                 row.msgs_per_s is not None
