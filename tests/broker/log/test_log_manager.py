@@ -128,3 +128,19 @@ def test_retention_flush_and_cleaner_passes_use_the_injected_clock(tmp_path: Pat
     assert (tmp_path / "d-0" / "recovery-point").read_text().strip() == "6"
     assert m.run_cleaner() > 0
     m.close()
+
+
+def test_load_finishes_interrupted_deletes_and_ignores_orphans(tmp_path: Path) -> None:
+    m = manager(tmp_path)
+    m.create_topic("kept", 1)
+    m.close()
+    (tmp_path / "gone-0.abc.deleted").mkdir()
+    (tmp_path / "orphan-0").mkdir()  # an interrupted create: no metadata names it
+    m = manager(tmp_path)
+    assert not (tmp_path / "gone-0.abc.deleted").exists()
+    assert list(m.topics()) == ["kept"]
+    m.create_topic("orphan", 1)  # the stale directory is replaced, not adopted
+    assert m.log("orphan", 0).log_end_offset == 0
+    with pytest.raises(InvalidConfigError, match="nope"):
+        m.alter_configs("kept", {}, ["nope"])
+    m.close()
