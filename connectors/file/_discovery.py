@@ -29,9 +29,8 @@ def expand(patterns: Iterable[str], task_index: int, task_count: int) -> list[st
     (they are waited for); globs contribute the regular files they match."""
     found: set[str] = set()
     for pattern in patterns:
+        matches: Iterable[str] = (pattern,)
         if has_glob(pattern):
             matches = (p for p in glob.iglob(pattern, recursive=True) if os.path.isfile(p))
-        else:
-            matches = iter((pattern,))
         found.update(p for p in matches if owner(p, task_count) == task_index)
     return sorted(found)

@@ -50,10 +50,12 @@ def _descriptor_setters() -> dict[str, Callable[[Any, Any], None]] | None:
 def _header_setters() -> tuple[Callable[[Any, Any], None], ...] | None:
     if {f.name for f in dataclasses.fields(Header)} != {"key", "value", "schema"}:
         return None
-    try:
-        return (Header.key.__set__, Header.value.__set__, Header.schema.__set__)  # type: ignore[attr-defined]
-    except AttributeError:
+    setters = [
+        getattr(vars(Header).get(name), "__set__", None) for name in ("key", "value", "schema")
+    ]
+    if any(setter is None for setter in setters):
         return None
+    return tuple(setters)  # type: ignore[arg-type]
 
 
 _SETTERS = _descriptor_setters()
