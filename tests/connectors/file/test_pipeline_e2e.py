@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,11 +27,9 @@ N = 100_000
 
 
 @pytest.fixture
-def hub(tmp_path: Path) -> Iterator[object]:
-    proc = hub_fixtures.HubProcess(tmp_path / "hub", {"offset.flush.interval.ms": 500})
-    proc.start()
-    yield proc
-    proc.stop()
+def hub(hub_factory: Callable[..., object]) -> object:
+    """A private ``sluice up`` (tests/fixtures/hub.py) committing offsets often."""
+    return hub_factory(**{"offset.flush.interval.ms": 500})
 
 
 def append(path: Path, lines: list[str]) -> None:
