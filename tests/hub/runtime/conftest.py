@@ -19,7 +19,7 @@ from broker.config import BrokerConfig
 from hub.runtime.config import WorkerConfig
 from hub.runtime.embedded_broker import EmbeddedBroker
 from hub.runtime.herder import Herder
-from tests.hub.runtime.sample_plugins import SampleRegistry
+from tests.hub.runtime.sample_plugins import sample_registry
 
 
 def worker_settings(bootstrap: str, prefix: str, **overrides: Any) -> dict[str, Any]:
@@ -31,6 +31,8 @@ def worker_settings(bootstrap: str, prefix: str, **overrides: Any) -> dict[str, 
         "offset.flush.interval.ms": 100,
         "task.restart.backoff.ms": 100,
         "task.restart.max.backoff.ms": 1000,
+        "key.converter.schemas.enable": "false",
+        "value.converter.schemas.enable": "false",
         **overrides,
     }
 
@@ -58,7 +60,7 @@ def herder_factory(hub_broker: EmbeddedBroker) -> Iterator[Callable[..., Herder]
         config = WorkerConfig.from_mapping(
             worker_settings(hub_broker.bootstrap, prefix, **overrides)
         )
-        herder = Herder(config, registry=SampleRegistry())
+        herder = Herder(config, registry=sample_registry())
         herder.start()
         running.append(herder)
         return herder

@@ -1,9 +1,4 @@
-"""Test connectors and minimal converters, and a registry holding them.
-
-``SampleRegistry`` answers the registry methods the runtime uses (``connectors()``,
-``converters()``...). It is a local stand-in so these tests do not depend on the converters
-package; the stand-in JSON and string converters are registered under Kafka Connect's class
-names so the worker's default converter settings resolve.
+"""Test connectors, registered through a plugin object like any third-party plugin.
 
 Cross-task state (records a sink received, how often a task failed) lives in ``STATE``, keyed
 by connector name, because the worker creates a new task object on every (re)start.
@@ -11,7 +6,6 @@ by connector name, because the worker creates a new task object on every (re)sta
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -19,9 +13,6 @@ from typing import Any
 
 from hub.api import (
     ConfigModel,
-    Converter,
-    DataError,
-    SchemaAndValue,
     SinkConnector,
     SinkRecord,
     SinkTask,
@@ -30,7 +21,8 @@ from hub.api import (
     SourceTask,
     TopicPartition,
 )
-from hub.api.schema import Schema
+from hub.plugins.hookspecs import hookimpl
+from hub.plugins.manager import create_plugin_manager
 
 
 class State:
@@ -42,38 +34,6 @@ class State:
 
 
 STATE = State()
-
-
-class JsonConverter(Converter):
-    name = "json"
-    aliases = ("org.apache.kafka.connect.json.JsonConverter",)
-
-    def from_connect(self, topic: str, schema: Schema | None, value: Any) -> bytes | None:
-        if value is None:
-            return None
-        try:
-            return json.dumps(value).encode()
-        except (TypeError, ValueError) as exc:
-            raise DataError(f"cannot serialise {type(value).__name__}") from exc
-
-    def to_connect(self, topic: str, data: bytes | None) -> SchemaAndValue:
-        if data is None:
-            return SchemaAndValue(None, None)
-        try:
-            return SchemaAndValue(None, json.loads(data))
-        except ValueError as exc:
-            raise DataError(f"not JSON: {exc}") from exc
-
-
-class StringConverter(Converter):
-    name = "string"
-    aliases = ("org.apache.kafka.connect.storage.StringConverter",)
-
-    def from_connect(self, topic: str, schema: Schema | None, value: Any) -> bytes | None:
-        return None if value is None else str(value).encode()
-
-    def to_connect(self, topic: str, data: bytes | None) -> SchemaAndValue:
-        return SchemaAndValue(None, None if data is None else data.decode())
 
 
 class CounterConfig(ConfigModel):
@@ -143,19 +103,25 @@ class CounterSource(SourceConnector):
         return [{**self.raw, "connector": self.raw["name"]}]
 
 
+class Unserialisable:
+    def __str__(self) -> str:
+        return "unserialisable"
+
+
 class PoisonSourceTask(CounterTask):
-    """Every 3rd record carries a value no converter can serialise (a set)."""
+    """Every 3rd record carries a value no converter can serialise."""
 
     def poll(self) -> list[SourceRecord] | None:
         records = super().poll() or []
         return [
-            r.replace(value={"bad": {1, 2}}) if r.source_offset["n"] % 3 == 0 else r
+            r.replace(value={"bad": Unserialisable()}) if r.source_offset["n"] % 3 == 0 else r
             for r in records
         ]
 
 
 class PoisonSource(CounterSource):
     name = "poison-source"
+    aliases = ()
 
     @classmethod
     def task_class(cls) -> type[Any]:
@@ -209,24 +175,14 @@ class RecordingSink(SinkConnector):
         return [{**self.raw, "connector": self.raw["name"]}]
 
 
-def _index(*classes: type[Any]) -> dict[str, type[Any]]:
-    return {name: cls for cls in classes for name in (cls.name, *cls.aliases)}
+class SamplePlugin:
+    """Registers the sample connectors through the same hook a third-party package uses."""
+
+    @hookimpl
+    def sluice_connectors(self) -> list[type[Any]]:
+        return [CounterSource, PoisonSource, RecordingSink]
 
 
-class SampleRegistry:
-    """Stand-in for ``hub.plugins.registry.PluginRegistry`` (the methods the runtime uses)."""
-
-    def connectors(self) -> dict[str, type[Any]]:
-        return _index(CounterSource, PoisonSource, RecordingSink)
-
-    def transforms(self) -> dict[str, type[Any]]:
-        return {}
-
-    def predicates(self) -> dict[str, type[Any]]:
-        return {}
-
-    def converters(self) -> dict[str, type[Any]]:
-        return _index(JsonConverter, StringConverter)
-
-    def header_converters(self) -> dict[str, type[Any]]:
-        return {}
+def sample_registry() -> Any:
+    """The real plugin registry (built-ins, no entry points) plus the sample connectors."""
+    return create_plugin_manager([SamplePlugin()], load_entrypoints=False)

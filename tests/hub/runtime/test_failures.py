@@ -94,7 +94,7 @@ def test_sink_dead_letter_queue_with_context_headers(
     assert headers["__connect.errors.stage"] == "VALUE_CONVERTER"
     assert headers["__connect.errors.class.name"] == "JsonConverter"
     assert headers["__connect.errors.exception.class.name"].endswith("DataError")
-    assert "not JSON" in headers["__connect.errors.exception.message"]
+    assert "malformed JSON" in headers["__connect.errors.exception.message"]
     assert "Traceback" in headers["__connect.errors.exception.stacktrace"]
     assert _headers(dead[1])["__connect.errors.offset"] == "3"
     assert task_state(herder, name)["state"] == "RUNNING"
@@ -134,7 +134,7 @@ def test_source_dead_letter_queue(
     assert headers["__connect.errors.topic"] == topic_name
     assert headers["__connect.errors.stage"] == "VALUE_CONVERTER"
     assert headers["__connect.errors.connector.name"] == name
-    assert json.loads(dead[0].value()) == {"bad": "{1, 2}"}
+    assert json.loads(dead[0].value()) == {"bad": "unserialisable"}
     # skipped records still advance the committed source offset
     wait_until(
         lambda: (

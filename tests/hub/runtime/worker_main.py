@@ -18,7 +18,7 @@ from pathlib import Path
 from hub.runtime.config import WorkerConfig
 from hub.runtime.herder import Herder
 from sluice.logs import setup_logging
-from tests.hub.runtime.sample_plugins import SampleRegistry
+from tests.hub.runtime.sample_plugins import sample_registry
 
 log = logging.getLogger("worker_main")
 
@@ -29,7 +29,7 @@ def main(settings_path: str, connectors_path: str) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     config = WorkerConfig.from_file(Path(settings_path))
-    herder = Herder(config, registry=SampleRegistry())
+    herder = Herder(config, registry=sample_registry())
     herder.start()
     for name, connector in json.loads(Path(connectors_path).read_text()).items():
         if name not in herder.connectors():
