@@ -25,6 +25,8 @@ from array import array
 from pathlib import Path
 from typing import Self
 
+from broker.log._atomic import write_atomically
+
 _PENDING_LIMIT = 1024
 
 
@@ -129,9 +131,7 @@ class SparseIndex:
         data = b"".join(
             self.ENTRY.pack(k, v) for k, v in zip(self._keys, self._values, strict=True)
         )
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, self.path)
+        write_atomically(self.path, data, sync=False)  # an index can always be rebuilt
         self._pending.clear()
 
     def close(self) -> None:

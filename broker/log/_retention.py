@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from broker.errors import OffsetOutOfRangeError
 from broker.log import files
+from broker.log._atomic import fsync_dir, write_atomically
 
 if TYPE_CHECKING:
     from broker.log.config import LogConfig
@@ -159,7 +160,7 @@ class RetentionMixin:
             old.time_index.close()
             for swap, final in list(zip(swaps, names, strict=True))[::-1]:  # indexes, then log
                 os.replace(swap, final)
-            _fsync_dir(self.directory)
+            fsync_dir(self.directory)
             new = self._new_segment(base)
             recover_segment(new, self.ident)
             segments[segments.index(old)] = new
@@ -195,14 +196,7 @@ def read_offset_file(path: Path) -> int:
 
 
 def write_offset_file(path: Path, offset: int, *, sync: bool = True) -> None:
-    """Replaces the file atomically (temp + optional fsync + rename)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as fh:
-        fh.write(f"{offset}\n")
-        if sync:
-            fh.flush()
-            os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    write_atomically(path, f"{offset}\n".encode(), sync=sync)
 
 
 def read_log_start(directory: Path) -> int:
@@ -223,11 +217,3 @@ def _largest_timestamp(segment: Segment) -> int:
         return os.stat(segment.path).st_mtime_ns // 1_000_000
     except OSError:
         return segment.created_ms
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,6 +38,7 @@ from typing import TYPE_CHECKING
 from crc32c import crc32c
 
 from broker.log import batch, files
+from broker.log._atomic import write_atomically
 from broker.log.partition_log import Clock, wall_clock_ms
 from broker.log.records import DecodedBatch, Record, build_batch, decode_batches
 from broker.log.segment import BatchPosition, Segment
@@ -205,7 +205,5 @@ def _read_checkpoint(directory: Path) -> tuple[int, int]:
 
 
 def _write_checkpoint(directory: Path, offset: int, deadline: int) -> None:
-    path = directory / files.CLEANER_CHECKPOINT_FILE
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps({"offset": offset, "tombstone_deadline": deadline}))
-    os.replace(tmp, path)
+    doc = {"offset": offset, "tombstone_deadline": deadline}
+    write_atomically(directory / files.CLEANER_CHECKPOINT_FILE, json.dumps(doc).encode())

@@ -25,6 +25,8 @@ from pathlib import Path
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
+TEMP_SUFFIX = ".tmp"  # a metadata file being replaced (see _atomic); deleted on recovery
+DELETED_SUFFIX = ".deleted"  # a partition directory being deleted; finished on load
 CLEANED_SUFFIX = ".cleaned"  # cleaner output being written; deleted on recovery
 SWAP_SUFFIX = ".swap"  # complete cleaner output about to replace a segment; finished on recovery
 
@@ -67,6 +69,15 @@ def segment_files(directory: Path, base_offset: int) -> tuple[Path, Path, Path]:
 def with_suffix(path: Path, suffix: str) -> Path:
     """``0…0.log`` + ``.swap`` -> ``0…0.log.swap``."""
     return path.with_name(path.name + suffix)
+
+
+def temp_file(path: Path) -> Path:
+    return with_suffix(path, TEMP_SUFFIX)
+
+
+def deleted_dir(directory: Path, unique: str) -> Path:
+    """Where a partition directory goes before removal: ``orders-0.<unique>.deleted``."""
+    return directory.with_name(f"{directory.name}.{unique}{DELETED_SUFFIX}")
 
 
 def base_offset_of(path: Path) -> int | None:

@@ -41,6 +41,7 @@ from broker.errors import (
     UnknownTopicOrPartitionError,
 )
 from broker.log import files
+from broker.log._atomic import write_atomically
 from broker.log.cleaner import LogCleaner
 from broker.log.config import TOPIC_CONFIGS, LogConfig
 from broker.log.partition_log import Clock, PartitionLog, wall_clock_ms
@@ -48,7 +49,6 @@ from broker.log.partition_log import Clock, PartitionLog, wall_clock_ms
 log = logging.getLogger(__name__)
 
 _LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
-_DELETED_SUFFIX = ".deleted"
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ class LogManager:
         with self._lock:
             self.data_dir.mkdir(parents=True, exist_ok=True)
             for path in self.data_dir.iterdir():
-                if path.is_dir() and path.name.endswith(_DELETED_SUFFIX):
+                if path.is_dir() and path.name.endswith(files.DELETED_SUFFIX):
                     shutil.rmtree(path, ignore_errors=True)
             meta = self.data_dir / files.TOPICS_FILE
             raw = json.loads(meta.read_text()) if meta.exists() else {"topics": {}}
@@ -137,18 +137,8 @@ class LogManager:
                 for t in topics.values()
             },
         }
-        path = self.data_dir / files.TOPICS_FILE
-        tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "w") as fh:
-            json.dump(doc, fh, indent=1, sort_keys=True)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-        fd = os.open(self.data_dir, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        data = json.dumps(doc, indent=1, sort_keys=True).encode()
+        write_atomically(self.data_dir / files.TOPICS_FILE, data, sync_dir=True)
 
     # ------------------------------------------------------------ topics
 
@@ -198,9 +188,7 @@ class LogManager:
                 plog = self._logs.pop((name, p))
                 plog.close()
                 directory = plog.directory
-                doomed = directory.with_name(
-                    f"{directory.name}.{uuid.uuid4().hex}{_DELETED_SUFFIX}"
-                )
+                doomed = files.deleted_dir(directory, uuid.uuid4().hex)
                 os.replace(directory, doomed)
                 shutil.rmtree(doomed, ignore_errors=True)
             log.info("deleted topic %s", name)

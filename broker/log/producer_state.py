@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from broker.errors import InvalidProducerEpochError, OutOfOrderSequenceError
+from broker.log._atomic import write_atomically
 from broker.log.batch import HEADER_SIZE, BatchHeader, read_header
 from broker.log.segment import Segment
 
@@ -159,12 +160,7 @@ class ProducerStateManager:
                 for pid, e in self.producers.items()
             },
         }
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with open(tmp, "w") as fh:
-            json.dump(doc, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.path)
+        write_atomically(self.path, json.dumps(doc).encode())
 
     def load(self, log_end_offset: int) -> int | None:
         """Loads the snapshot if usable; returns the offset to replay from (None = no snapshot)."""

@@ -47,7 +47,7 @@ def recover_directory(directory: Path, ident: str) -> None:
         shutil.rmtree(build_dir)
     for path in sorted(directory.iterdir()):
         name = path.name
-        if name.endswith((files.CLEANED_SUFFIX, ".tmp")):
+        if name.endswith((files.CLEANED_SUFFIX, files.TEMP_SUFFIX)):
             log.info("%s deleting incomplete file %s", ident, name)
             path.unlink()
         elif name.endswith(files.LOG_SUFFIX + files.SWAP_SUFFIX):
