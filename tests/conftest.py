@@ -1,3 +1,3 @@
 """Shared test configuration: service fixtures live in ``tests/fixtures/`` and load here."""
 
-pytest_plugins = ["tests.fixtures.broker", "tests.fixtures.hub"]
+pytest_plugins = ["tests.fixtures.broker", "tests.fixtures.hub", "tests.fixtures.postgres"]

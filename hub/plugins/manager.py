@@ -39,6 +39,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "hub.converters.plugin",
     "hub.transforms.plugin",
     "connectors.file.plugin",
+    "connectors.postgres_cdc.plugin",
 )
 
 

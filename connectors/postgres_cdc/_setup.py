@@ -1,0 +1,158 @@
+"""Connecting and preparing the server: checks, publication, slot. Errors say what to do.
+
+Every failure a user can fix becomes a ``ConnectError`` (task FAILED, message in the status
+trace) naming the setting or the SQL that fixes it; a server that is merely unreachable is a
+``RetriableError`` so a database restart does not fail the connector.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from connectors.postgres_cdc.config import PostgresCdcConfig
+from connectors.postgres_cdc.replication import str_to_lsn
+from hub.api import ConnectError, RetriableError
+
+log = logging.getLogger(__name__)
+
+_UNREACHABLE = ("Connection refused", "could not connect", "the database system is",
+                "server closed the connection", "timeout expired", "No such file")  # fmt: skip
+
+
+def connect_error(exc: psycopg.Error, config: PostgresCdcConfig) -> ConnectError:
+    """Maps a connection/login failure to an error whose message tells the user what to do."""
+    text = str(exc).strip()
+    where = f"{config.hostname}:{config.port}/{config.dbname} as {config.user!r}"
+    if "password authentication failed" in text or "no password supplied" in text:
+        return ConnectError(
+            f"PostgreSQL rejected the login {where}: {text}. "
+            "Check database.user and database.password."
+        )
+    if "role" in text and "does not exist" in text:
+        return ConnectError(f"PostgreSQL has no role {config.user!r} ({text}); fix database.user.")
+    if "database" in text and "does not exist" in text:
+        return ConnectError(f"database {config.dbname!r} does not exist; fix database.dbname.")
+    if "pg_hba.conf" in text:
+        return ConnectError(f"PostgreSQL refused {where} by pg_hba.conf: {text}")
+    if "replication" in text.lower() and ("permission" in text or "must be" in text):
+        return missing_replication(config)
+    if any(marker in text for marker in _UNREACHABLE):
+        return RetriableError(f"cannot reach PostgreSQL at {where}: {text}")
+    return ConnectError(f"cannot connect to PostgreSQL at {where}: {text}")
+
+
+def missing_replication(config: PostgresCdcConfig) -> ConnectError:
+    return ConnectError(
+        f"role {config.user!r} lacks the REPLICATION privilege needed for logical decoding; "
+        f"run ALTER ROLE {config.user} WITH REPLICATION (or connect as a role that has it)."
+    )
+
+
+def open_connection(config: PostgresCdcConfig) -> psycopg.Connection[Any]:
+    try:
+        return psycopg.connect(config.conninfo(), autocommit=True)
+    except psycopg.Error as exc:
+        raise connect_error(exc, config) from None
+
+
+def check_server(conn: psycopg.Connection[Any], config: PostgresCdcConfig) -> None:
+    """wal_level and privileges, checked up front so the failure names its cause."""
+    wal_level = conn.execute("SHOW wal_level").fetchone()[0]  # type: ignore[index]
+    if wal_level != "logical":
+        raise ConnectError(
+            f"wal_level is {wal_level!r}, logical decoding needs 'logical': run ALTER SYSTEM SET "
+            "wal_level = logical; then restart PostgreSQL."
+        )
+    row = conn.execute(
+        "SELECT rolreplication OR rolsuper FROM pg_roles WHERE rolname = current_user"
+    ).fetchone()
+    if not row or not row[0]:
+        raise missing_replication(config)
+
+
+@dataclass(frozen=True)
+class SlotState:
+    exists: bool
+    active: bool = False
+    plugin: str = ""
+    database: str = ""
+    confirmed_flush: int = 0
+
+
+def slot_state(conn: psycopg.Connection[Any], slot: str) -> SlotState:
+    row = conn.execute(
+        "SELECT active, plugin, database, confirmed_flush_lsn::text FROM pg_replication_slots "
+        "WHERE slot_name = %s",
+        (slot,),
+    ).fetchone()
+    if row is None:
+        return SlotState(False)
+    return SlotState(True, row[0], row[1] or "", row[2] or "", str_to_lsn(row[3] or "0/0"))
+
+
+def check_slot(state: SlotState, config: PostgresCdcConfig) -> None:
+    if not state.exists:
+        return
+    if state.active:
+        raise ConnectError(
+            f"replication slot {config.slot_name!r} is in use by another client; stop the other "
+            "consumer (another connector with this slot.name?) or set a different slot.name."
+        )
+    if state.plugin != "pgoutput" or state.database != config.dbname:
+        raise ConnectError(
+            f"replication slot {config.slot_name!r} belongs to database {state.database!r} with "
+            f"plugin {state.plugin!r}; set another slot.name or drop that slot."
+        )
+
+
+def ensure_publication(
+    conn: psycopg.Connection[Any], config: PostgresCdcConfig, tables: list[tuple[str, str]]
+) -> None:
+    """Creates the publication if missing: it must exist before the slot starts decoding."""
+    name = config.publication_name
+    if conn.execute("SELECT 1 FROM pg_publication WHERE pubname = %s", (name,)).fetchone():
+        return
+    mode = config.publication_autocreate_mode
+    if mode == "disabled":
+        raise ConnectError(
+            f"publication {name!r} does not exist and publication.autocreate.mode=disabled; "
+            f"create it (CREATE PUBLICATION {name} FOR TABLE ...) or change the mode."
+        )
+    if mode == "all_tables":
+        stmt = sql.SQL("CREATE PUBLICATION {} FOR ALL TABLES").format(sql.Identifier(name))
+    else:
+        if not tables:
+            raise ConnectError(
+                "publication.autocreate.mode=filtered but no table matches the include/exclude "
+                "lists; fix table.include.list."
+            )
+        idents = sql.SQL(", ").join(sql.Identifier(s, t) for s, t in tables)
+        stmt = sql.SQL("CREATE PUBLICATION {} FOR TABLE {}").format(sql.Identifier(name), idents)
+    try:
+        conn.execute(stmt)
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise ConnectError(
+            f"cannot create publication {name!r}: {exc}. Create it as a superuser, or set "
+            "publication.autocreate.mode=filtered with a role owning the tables."
+        ) from None
+    except psycopg.errors.DuplicateObject:
+        return
+    log.info("created publication %s (%s)", name, mode)
+
+
+def user_tables(conn: psycopg.Connection[Any]) -> list[tuple[str, str, int]]:
+    """(schema, table, oid) of ordinary and partitioned tables outside system schemas."""
+    return [
+        (r[0], r[1], r[2])
+        for r in conn.execute(
+            "SELECT n.nspname, c.relname, c.oid FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p') "
+            "AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
+            "AND n.nspname NOT LIKE 'pg_toast%%' ORDER BY 1, 2"
+        ).fetchall()
+    ]

@@ -1,0 +1,182 @@
+"""Debezium change-event envelopes and their Connect schemas, one ``TableSchema`` per table.
+
+Key = ``<prefix>.<schema>.<table>.Key`` struct of the primary-key columns (the whole row when a
+table has none: documented, since without a key every column is the row's identity). Value =
+``<prefix>.<schema>.<table>.Envelope`` {before, after, source, op, ts_ms, ts_us, ts_ns,
+transaction}, with ``source`` = ``io.debezium.connector.postgresql.Source``. With the JSON
+converter and ``schemas.enable=true`` that is exactly what Debezium writes.
+
+A ``TableSchema`` is immutable and built once per table version (a Relation message or the
+snapshot's catalog read), so converters can cache per schema object; a schema change builds a
+new one. Columns a row lacks (a TOASTed value the server did not resend) get Debezium's
+placeholder ``__debezium_unavailable_value`` when textual, else null.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from connectors.postgres_cdc import types
+from connectors.postgres_cdc.pgoutput import UNCHANGED_TOAST
+from hub.api import Field, Schema, Type
+
+VERSION = "2.7.0.sluice"
+UNAVAILABLE = "__debezium_unavailable_value"
+_INVALID_NAME = re.compile(r"[^A-Za-z0-9_]")
+_INVALID_TOPIC = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def _opt(kind: Type, **kw: Any) -> Schema:
+    return Schema(kind, optional=True, **kw)
+
+
+SOURCE_SCHEMA = Schema(
+    Type.STRUCT,
+    name="io.debezium.connector.postgresql.Source",
+    fields=tuple(
+        Field(n, s)
+        for n, s in (
+            ("version", Schema(Type.STRING)),
+            ("connector", Schema(Type.STRING)),
+            ("name", Schema(Type.STRING)),
+            ("ts_ms", Schema(Type.INT64)),
+            ("snapshot", _opt(Type.STRING, name="io.debezium.data.Enum", version=1,
+                              default="false", parameters={
+                                  "allowed": "true,first,first_in_data_collection,"
+                                  "last_in_data_collection,last,false,incremental"})),
+            ("db", Schema(Type.STRING)),
+            ("sequence", _opt(Type.STRING)),
+            ("ts_us", _opt(Type.INT64)),
+            ("ts_ns", _opt(Type.INT64)),
+            ("schema", Schema(Type.STRING)),
+            ("table", Schema(Type.STRING)),
+            ("txId", _opt(Type.INT64)),
+            ("lsn", _opt(Type.INT64)),
+            ("xmin", _opt(Type.INT64)),
+        )
+    ),
+)  # fmt: skip
+TRANSACTION_SCHEMA = Schema(
+    Type.STRUCT,
+    optional=True,
+    name="event.block",
+    version=1,
+    fields=(
+        Field("id", Schema(Type.STRING)),
+        Field("total_order", Schema(Type.INT64)),
+        Field("data_collection_order", Schema(Type.INT64)),
+    ),
+)
+HEARTBEAT_KEY_SCHEMA = Schema(
+    Type.STRUCT,
+    name="io.debezium.connector.common.ServerNameKey",
+    fields=(Field("serverName", Schema(Type.STRING)),),
+)
+HEARTBEAT_VALUE_SCHEMA = Schema(
+    Type.STRUCT,
+    name="io.debezium.connector.common.Heartbeat",
+    fields=(Field("ts_ms", Schema(Type.INT64)),),
+)
+
+
+def schema_name(text: str) -> str:
+    return _INVALID_NAME.sub("_", text)
+
+
+def topic_name(prefix: str, namespace: str, table: str) -> str:
+    return _INVALID_TOPIC.sub("_", f"{prefix}.{namespace}.{table}")
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnSpec:
+    """A column as both the catalog and a Relation message can describe it."""
+
+    name: str
+    type_oid: int
+    typmod: int
+    not_null: bool
+    is_key: bool
+
+
+class TableSchema:
+    """Schemas and row conversion for one version of one table."""
+
+    def __init__(
+        self,
+        prefix: str,
+        namespace: str,
+        table: str,
+        columns: Sequence[ColumnSpec],
+        lookup: types.TypeLookup,
+        decimal_mode: str = "precise",
+    ) -> None:
+        self.namespace, self.table = namespace, table
+        self.columns = tuple(columns)
+        self.topic = topic_name(prefix, namespace, table)
+        base = f"{schema_name(prefix)}.{schema_name(namespace)}.{schema_name(table)}"
+        fields, self._converters = [], []
+        for col in self.columns:
+            schema, convert = types.mapping(col.type_oid, col.typmod, lookup, decimal_mode)
+            if not col.not_null and not col.is_key:
+                schema = types.optional(schema)
+            fields.append(Field(col.name, schema))
+            self._converters.append((col.name, convert, schema.type))
+        self.has_primary_key = any(c.is_key for c in self.columns)
+        key_idx = [i for i, c in enumerate(self.columns) if c.is_key]
+        self._key_names = [self.columns[i].name for i in (key_idx or range(len(self.columns)))]
+        self.row_schema = Schema(Type.STRUCT, optional=True, name=f"{base}.Value",
+                                 fields=tuple(fields))  # fmt: skip
+        key_fields = tuple(f for f in fields if f.name in self._key_names)
+        self.key_schema = Schema(Type.STRUCT, name=f"{base}.Key", fields=key_fields)
+        self.value_schema = Schema(
+            Type.STRUCT,
+            name=f"{base}.Envelope",
+            version=2,
+            fields=(
+                Field("before", self.row_schema),
+                Field("after", self.row_schema),
+                Field("source", SOURCE_SCHEMA),
+                Field("op", Schema(Type.STRING)),
+                Field("ts_ms", _opt(Type.INT64)),
+                Field("ts_us", _opt(Type.INT64)),
+                Field("ts_ns", _opt(Type.INT64)),
+                Field("transaction", TRANSACTION_SCHEMA),
+            ),
+        )
+
+    def row(self, values: Sequence[Any]) -> dict[str, Any]:
+        """Text values (as pgoutput or ``::text`` deliver them) -> a row dict."""
+        out: dict[str, Any] = {}
+        for (name, convert, kind), text in zip(self._converters, values, strict=False):
+            if text is None:
+                out[name] = None
+            elif text is UNCHANGED_TOAST:
+                out[name] = UNAVAILABLE if kind is Type.STRING else None
+            else:
+                out[name] = convert(text)
+        return out
+
+    def key(self, row: dict[str, Any]) -> dict[str, Any]:
+        return {name: row.get(name) for name in self._key_names}
+
+    def envelope(
+        self,
+        op: str,
+        before: dict[str, Any] | None,
+        after: dict[str, Any] | None,
+        source: dict[str, Any],
+        now_us: int,
+    ) -> dict[str, Any]:
+        return {
+            "before": before,
+            "after": after,
+            "source": source,
+            "op": op,
+            "ts_ms": now_us // 1000,
+            "ts_us": now_us,
+            "ts_ns": now_us * 1000,
+            "transaction": None,
+        }
