@@ -6,7 +6,7 @@ States and the only transitions allowed (Kafka's ``ClassicGroupState``)::
       ▲                 ▲      │ (no member left)                      │ leader's SyncGroup
       └─────────────────┼──────┘                                        ▼
                         └────── join / leave / session expiry ────── Stable
-    any state ──DeleteGroups / unload──► Dead
+    Empty ──DeleteGroups / offsets expired──► Dead (and forgotten)
 
 This module holds state and the small rules over it (protocol selection, who has rejoined,
 who has expired); the request flows that move a group between states live in
