@@ -32,7 +32,7 @@ from hub.runtime.storage import (
     StatusStore,
 )
 from hub.runtime.topic_admin import TopicAdmin
-from hub.runtime.worker import Worker, connector_class, connector_type
+from hub.runtime.worker import Worker, connector_class, connector_type, lookup_plugin
 from hub.runtime.worker_task import ConnectorTaskId
 
 log = logging.getLogger(__name__)
@@ -391,8 +391,7 @@ class Herder:
 
     def _plugin(self, plugin: str) -> type[Any]:
         for method in ("connectors", *(m for m, _ in PLUGIN_KINDS)):
-            index = getattr(self.registry, method)()
-            cls = index.get(plugin) or {k.lower(): v for k, v in index.items()}.get(plugin.lower())
+            cls = lookup_plugin(getattr(self.registry, method)(), plugin)
             if cls is not None:
                 return cls  # type: ignore[no-any-return]
         raise NotFoundError(f"Unknown plugin {plugin}")

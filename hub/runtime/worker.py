@@ -37,12 +37,27 @@ log = logging.getLogger(__name__)
 def connector_class(registry: Any, config: dict[str, str]) -> type[Any]:
     """The plugin class named by ``connector.class``; ConfigError if missing or unknown."""
     name = (config.get("connector.class") or "").strip()
-    index = registry.connectors()
-    cls = index.get(name) or {k.lower(): v for k, v in index.items()}.get(name.lower())
+    cls = lookup_plugin(registry.connectors(), name) if name else None
     if cls is None:
         reason = "Missing required configuration" if not name else f"no connector named {name!r}"
         raise ConfigError(f"invalid connector.class {name!r}", {"connector.class": [reason]})
     return cls
+
+
+def lookup_plugin(index: dict[str, type[Any]], name: str) -> type[Any] | None:
+    """Exact, then case-insensitive, then Kafka Connect's short forms of a class name.
+
+    Kafka Connect also accepts the simple name of a connector class, with or without the
+    ``Connector`` suffix (``FileStreamSink`` for ``org.apache...FileStreamSinkConnector``).
+    """
+    if name in index:
+        return index[name]
+    folded: dict[str, type[Any]] = {}
+    for key, cls in index.items():
+        simple = key.rsplit(".", 1)[-1]
+        for form in (key, simple, simple.removesuffix("Connector")):
+            folded.setdefault(form.lower(), cls)
+    return folded.get(name.lower())
 
 
 def connector_type(cls: type[Any]) -> str:

@@ -1,0 +1,134 @@
+"""Broker-free units: worker config parsing, error handling policy, committable offsets."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from hub.api import ConfigError, DataError, RetriableError, SourceRecord
+from hub.runtime.config import WorkerConfig
+from hub.runtime.error_handling import (
+    ErrorHandlingConfig,
+    FailureContext,
+    RetryWithToleranceOperator,
+    ToleranceExceededError,
+)
+from hub.runtime.submitted_records import SubmittedRecords
+
+
+def test_worker_config_from_properties(tmp_path: Path) -> None:
+    path = tmp_path / "worker.properties"
+    path.write_text(
+        "# Kafka Connect worker file\n"
+        "bootstrap.servers=kafka:9092\n"
+        "offset.flush.interval.ms = 500\n"
+        "value.converter.schemas.enable=false\n"
+        "producer.linger.ms: 20\n"
+    )
+    config = WorkerConfig.from_file(path, **{"rest.port": 9000})
+    assert config.bootstrap_servers == "kafka:9092"
+    assert config.offset_flush_interval_ms == 500
+    assert config.rest_port == 9000 and config.worker_id == "127.0.0.1:9000"
+    assert config.prefixed("value.converter.") == {"schemas.enable": "false"}
+    assert config.client_config("producer") == {
+        "bootstrap.servers": "kafka:9092",
+        "linger.ms": "20",
+    }
+    assert config.config_storage_topic == "sluice-connect-configs"
+    assert config.raw()["offset.storage.partitions"] == 5
+
+
+def test_error_config_rejects_bad_values() -> None:
+    with pytest.raises(ConfigError) as exc:
+        ErrorHandlingConfig.from_connector_config(
+            {"errors.tolerance": "most", "errors.retry.timeout": "soon", "errors.log.enable": "y"}
+        )
+    assert set(exc.value.errors) == {
+        "errors.tolerance",
+        "errors.retry.timeout",
+        "errors.log.enable",
+    }
+
+
+def _operator(dlq: list | None = None, **config: str) -> RetryWithToleranceOperator:
+    def write(topic, key, value, headers) -> None:  # type: ignore[no-untyped-def]
+        assert dlq is not None
+        dlq.append((topic, key, value, dict(headers)))
+
+    return RetryWithToleranceOperator(
+        ErrorHandlingConfig.from_connector_config(config), "c", 3,
+        stopping=threading.Event(), dlq=write,
+    )  # fmt: skip
+
+
+def test_retriable_errors_are_retried_until_success() -> None:
+    calls = []
+
+    def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise RetriableError("blip")
+        return "ok"
+
+    op = _operator(**{"errors.retry.timeout": "5000", "errors.retry.delay.max.ms": "10"})
+    assert op.run("VALUE_CONVERTER", object(), flaky) == (True, "ok")
+    assert len(calls) == 3
+
+
+def test_retries_stop_at_the_timeout_then_tolerance_applies() -> None:
+    def always() -> None:
+        raise RetriableError("down")
+
+    op = _operator(**{"errors.retry.timeout": "300", "errors.retry.delay.max.ms": "50"})
+    started = time.monotonic()
+    with pytest.raises(ToleranceExceededError):
+        op.run("KEY_CONVERTER", object(), always)
+    assert 0.2 < time.monotonic() - started < 2
+
+    tolerant = _operator(**{"errors.tolerance": "all"})
+    assert tolerant.run("KEY_CONVERTER", object(), always) == (False, None)
+    assert tolerant.failures == 1
+
+
+def test_source_failure_goes_to_the_dead_letter_queue() -> None:
+    dlq: list = []
+    op = _operator(
+        dlq,
+        **{"errors.tolerance": "all", "errors.deadletterqueue.topic.name": "dead",
+           "errors.deadletterqueue.context.headers.enable": "true"},
+    )  # fmt: skip
+    record = SourceRecord(topic="orders", key="k1", value={"a": 1})
+
+    def bad() -> None:
+        raise DataError("nope")
+
+    ok, _ = op.execute(FailureContext("TRANSFORMATION", "Cast", source=record), bad)
+    assert not ok
+    [(topic, key, value, headers)] = dlq
+    assert (topic, key, value) == ("dead", b'"k1"', b'{"a": 1}')
+    assert headers["__connect.errors.topic"] == b"orders"
+    assert headers["__connect.errors.stage"] == b"TRANSFORMATION"
+    assert headers["__connect.errors.class.name"] == b"Cast"
+    assert headers["__connect.errors.task.id"] == b"3"
+    assert headers["__connect.errors.exception.class.name"] == b"hub.api.errors.DataError"
+
+
+def test_committable_offsets_stop_at_the_first_unacknowledged_record() -> None:
+    submitted = SubmittedRecords()
+    a = [submitted.submit({"f": "a"}, {"pos": i}) for i in range(1, 4)]
+    b = [submitted.submit({"f": "b"}, {"pos": i}) for i in range(1, 3)]
+    a[0].ack()
+    a[2].ack()  # out of order: a[1] still outstanding
+    b[1].ack()
+    assert submitted.committable() == [({"f": "a"}, {"pos": 1})]
+    assert not submitted.await_all(0.01)
+    a[1].ack()
+    b[0].ack()
+    assert sorted(submitted.committable(), key=str) == [
+        ({"f": "a"}, {"pos": 3}),
+        ({"f": "b"}, {"pos": 2}),
+    ]
+    assert submitted.await_all(0.01) and submitted.committable() == []
