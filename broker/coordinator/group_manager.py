@@ -49,6 +49,8 @@ class JoinRequest:
     client_id: str
     client_host: str
     require_known_member_id: bool
+    reason: str | None = None
+    """Why the client (re)joins (JoinGroup v8+, KIP-800); only logged."""
 
 
 class GroupManager:
@@ -123,7 +125,7 @@ class GroupManager:
             return self.rebalance.join_result(group, member)
         if group.state in (COMPLETING, STABLE):
             waiter = self._update_and_park(group, member, req)
-            self.rebalance.prepare(group, f"member {member.member_id} rejoined")
+            self.rebalance.prepare(group, f"member {member.member_id} rejoined{_why(req)}")
             return waiter
         return JoinResult(ErrorCode.unknown_member_id, req.member_id)
 
@@ -175,7 +177,7 @@ class GroupManager:
             self.rebalance.extend_initial_delay(group)
             self.rebalance.maybe_complete_join(group)
         else:
-            self.rebalance.prepare(group, f"member {member_id} joined")
+            self.rebalance.prepare(group, f"member {member_id} joined{_why(req)}")
         return waiter
 
     def _update_and_park(
@@ -322,3 +324,7 @@ class GroupManager:
                     self.rebalance.complete_join(group)
                 else:
                     self.rebalance.maybe_complete_join(group)
+
+
+def _why(req: JoinRequest) -> str:
+    return f" ({req.reason})" if req.reason else ""

@@ -114,6 +114,7 @@ async def join_group(ctx: RequestContext, request: Any) -> Any:
         client_id=ctx.client_id or "",
         client_host=ctx.client_host,
         require_known_member_id=ctx.api_version >= 4,
+        reason=getattr(request, "reason", None),
     )
     result = (
         await coordinator.join_group(join)
