@@ -7,8 +7,8 @@ TRANSACTION SNAPSHOT``; streaming starts at the consistent point only after the 
 read. Every row is therefore in the snapshot xor in the stream: no gap, no duplicate.
 
 Memory: each table is read through a server-side cursor ``snapshot.fetch.size`` rows at a
-time, so a large table never sits in memory. Columns are cast to text so the same parsers as
-the stream (pgoutput sends text) produce the values.
+time, so a large table never sits in memory. Values are loaded as the server's text output (a
+text loader per column type), so the stream's parsers (pgoutput sends text) apply unchanged.
 
 Crash mid-snapshot: the exported snapshot dies with its connection, so the task starts over
 (drops and re-creates the slot, reads everything again: at-least-once, op ``r``).
@@ -23,6 +23,7 @@ from typing import Any
 
 import psycopg
 from psycopg import sql
+from psycopg.types.string import TextLoader
 
 from connectors.postgres_cdc.catalog import Catalog
 from connectors.postgres_cdc.config import PostgresCdcConfig, TableFilter
@@ -66,13 +67,14 @@ class SnapshotReader:
             columns = self._catalog.columns(oid)
             schema = self._make_schema(namespace, table, columns, self._catalog)
             select = sql.SQL("SELECT {} FROM {}").format(
-                sql.SQL(", ").join(
-                    sql.SQL("{}::text").format(sql.Identifier(c.name)) for c in columns
-                ),
+                sql.SQL(", ").join(sql.Identifier(c.name) for c in columns),
                 sql.Identifier(namespace, table),
             )
             count = 0
             with self.conn.cursor(name=f"sluice_snapshot_{oid}") as cur:
+                for type_oid in {c.type_oid for c in columns}:
+                    # the output function's text, exactly what pgoutput sends
+                    cur.adapters.register_loader(type_oid, TextLoader)
                 cur.execute(select)
                 while chunk := cur.fetchmany(self._fetch):
                     for row in chunk:
