@@ -149,6 +149,7 @@ class Worker:
         self.stop_tasks(ids)
         for name in names:
             self.stop_connector(name)
+            self.status.put_connector(name, "UNASSIGNED", self.worker_id)
         self._stopping.set()
         if self._poller is not None:
             self._poller.join(5)

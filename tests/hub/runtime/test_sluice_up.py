@@ -69,3 +69,30 @@ def test_up_kill_9_loses_nothing(hub_factory, tmp_path: Path) -> None:
     wait_until(lambda: set(_lines(sink)) >= expected, 60, "every line after kill -9")
     duplicates = sum(c - 1 for c in collections.Counter(_lines(sink)).values())
     assert duplicates < total
+
+
+def test_connect_runs_a_worker_against_an_existing_cluster(hub_broker, tmp_path: Path) -> None:
+    """``sluice connect``: no embedded broker; SIGTERM exits cleanly."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.fixtures.hub import free_port
+
+    pytest.importorskip("hub.rest.app")
+    port = free_port()
+    log = tmp_path / "connect.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "sluice", "connect", "--bootstrap", hub_broker.bootstrap,
+             "--rest-port", str(port)],
+            stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ),
+        )  # fmt: skip
+    try:
+        wait_until(lambda: "hub listening" in log.read_text(), 30, "hub listening")
+        assert f"address=127.0.0.1:{port}" in log.read_text()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0, log.read_text()[-3000:]
+    assert "hub stopped" in log.read_text()
