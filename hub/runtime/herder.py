@@ -32,17 +32,10 @@ from hub.runtime.storage import (
     StatusStore,
 )
 from hub.runtime.topic_admin import TopicAdmin
-from hub.runtime.worker import Worker, connector_class, connector_type, lookup_plugin
+from hub.runtime.worker import Worker, connector_class, connector_type
 from hub.runtime.worker_task import ConnectorTaskId
 
 log = logging.getLogger(__name__)
-
-PLUGIN_KINDS = (
-    ("transforms", "transformation"),
-    ("predicates", "predicate"),
-    ("converters", "converter"),
-    ("header_converters", "header_converter"),
-)
 
 
 class Herder:
@@ -378,26 +371,10 @@ class Herder:
 
     # -- plugins -------------------------------------------------------------------------------
     def plugins(self, connectors_only: bool = True) -> list[dict[str, Any]]:
-        out = [
-            {"class": cls.name, "type": connector_type(cls), "version": cls.version}
-            for cls in dict.fromkeys(self.registry.connectors().values())
-        ]
-        if not connectors_only:
-            for method, kind in PLUGIN_KINDS:
-                for cls in dict.fromkeys(getattr(self.registry, method)().values()):
-                    version = getattr(cls, "version", "0.1.0")
-                    out.append({"class": cls.name, "type": kind, "version": version})
-        return out
-
-    def _plugin(self, plugin: str) -> type[Any]:
-        for method in ("connectors", *(m for m, _ in PLUGIN_KINDS)):
-            cls = lookup_plugin(getattr(self.registry, method)(), plugin)
-            if cls is not None:
-                return cls  # type: ignore[no-any-return]
-        raise NotFoundError(f"Unknown plugin {plugin}")
+        return validation.list_plugins(self.registry, connectors_only)
 
     def plugin_config(self, plugin: str) -> list[dict[str, Any]]:
-        cls = self._plugin(plugin)
+        cls = validation.find_plugin(self.registry, plugin)
         return validation.key_infos(cls.config_model, cls.name)
 
     def validate_config(self, plugin: str, config: dict[str, str]) -> dict[str, Any]:

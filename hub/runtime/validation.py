@@ -19,7 +19,9 @@ from pydantic import SecretStr
 from hub.api import ConfigError, SinkConnector, validate_config
 from hub.runtime.config import WorkerConfig
 from hub.runtime.error_handling import ErrorHandlingConfig
+from hub.runtime.errors import NotFoundError
 from hub.runtime.plugin_setup import build_converters, build_transform_chain
+from hub.runtime.worker import connector_type, lookup_plugin
 
 # (name, type, default, importance, group, documentation, sink-only)
 COMMON_KEYS: tuple[tuple[str, str, str | None, str, str, str, bool], ...] = (
@@ -51,6 +53,38 @@ COMMON_KEYS: tuple[tuple[str, str, str | None, str, str, str, bool], ...] = (
     ("errors.deadletterqueue.context.headers.enable", "BOOLEAN", "false", "MEDIUM",
      "Error Handling", "Add __connect.errors.* headers to dead-letter records.", False),
 )  # fmt: skip
+
+
+PLUGIN_KINDS = (
+    ("transforms", "transformation"),
+    ("predicates", "predicate"),
+    ("converters", "converter"),
+    ("header_converters", "header_converter"),
+)
+
+
+def list_plugins(registry: Any, connectors_only: bool = True) -> list[dict[str, Any]]:
+    """``GET /connector-plugins``: each distinct class once, with its Connect plugin type."""
+    out = [
+        {"class": cls.name, "type": connector_type(cls), "version": cls.version}
+        for cls in dict.fromkeys(registry.connectors().values())
+    ]
+    if not connectors_only:
+        for method, kind in PLUGIN_KINDS:
+            for cls in dict.fromkeys(getattr(registry, method)().values()):
+                out.append(
+                    {"class": cls.name, "type": kind, "version": getattr(cls, "version", "0.1.0")}
+                )
+    return out
+
+
+def find_plugin(registry: Any, name: str) -> type[Any]:
+    """A plugin of any kind by name or alias; NotFoundError otherwise."""
+    for method in ("connectors", *(m for m, _ in PLUGIN_KINDS)):
+        cls = lookup_plugin(getattr(registry, method)(), name)
+        if cls is not None:
+            return cls
+    raise NotFoundError(f"Unknown plugin {name}")
 
 
 def connector_errors(
