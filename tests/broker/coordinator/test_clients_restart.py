@@ -56,6 +56,7 @@ def test_live_member_keeps_its_group_across_a_crash(
     produce(bootstrap, topic_name, [f"a{i}" for i in range(10)], 2)
     poll_until([consumer], lambda: len(seen) == 10, lambda *m: seen.append(m[4]), what="a")
     consumer.commit(asynchronous=False)
+    member_id = consumer.memberid()
 
     fresh_broker.restart(kill=True)
     produce(bootstrap, topic_name, [f"b{i}" for i in range(10)], 2)
@@ -63,6 +64,7 @@ def test_live_member_keeps_its_group_across_a_crash(
     consumer.commit(asynchronous=False)  # the restored generation still accepts commits
     partitions = [TopicPartition(topic_name, p) for p in (0, 1)]
     assert [tp.offset for tp in consumer.committed(partitions, timeout=10)] == [10, 10]
+    assert consumer.memberid() == member_id, "the member was never asked to rejoin"
     consumer.close()
     assert sorted(seen) == sorted([f"a{i}" for i in range(10)] + [f"b{i}" for i in range(10)])
 
