@@ -109,12 +109,6 @@ class SparseIndex:
         self._pending.clear()
         os.write(self._fd, data)
 
-    def fsync(self) -> None:
-        """fsyncs what ``write_pending`` handed over; may run outside the log lock."""
-        fd = self._fd
-        if fd is not None:
-            os.fsync(fd)
-
     def truncate_entries(self, count: int) -> None:
         """Keeps the first ``count`` entries, in memory and on disk."""
         if count >= len(self._keys):
