@@ -155,6 +155,7 @@ class Worker:
             self._poller.join(5)
         if self._producer is not None:
             self._producer.flush(self.config.offset_flush_timeout_ms / 1000)
+            self._producer = self.services.producer = None
         log.info("worker stopped", extra={"worker_id": self.worker_id})
 
     def _poll_producer(self) -> None:

@@ -111,6 +111,8 @@ class KafkaBasedLog:
             self._consumer.close()
         if self._offsets_client is not None:
             self._offsets_client.close()
+        # Dropping the clients ends librdkafka's threads now, not at some later GC.
+        self._producer = self._consumer = self._offsets_client = None
 
     def send(self, records: Iterable[tuple[bytes, bytes | None]]) -> None:
         """Writes records in order and returns once the broker acknowledged all of them."""

@@ -188,15 +188,16 @@ class KafkaStatusStore(StatusStore):
     def stop(self) -> None:
         self._producer.flush(10)
         self.log.stop()
+        self._producer = None  # type: ignore[assignment]
 
-    def flush(self, timeout: float = 10.0) -> None:
-        self._producer.flush(timeout)
 
     def _on_record(self, key: bytes | None, value: bytes | None) -> None:
         if key is not None:
             self._apply_remote(key.decode(), json.loads(value) if value is not None else None)
 
     def _send(self, key: str, value: dict[str, Any] | None) -> None:
+        if self._producer is None:
+            return  # stopped: late status changes of stopping tasks are not persisted
         data = json.dumps(value).encode() if value is not None else None
         self._producer.produce(self.topic, key=key.encode(), value=data)
         self._producer.poll(0)
