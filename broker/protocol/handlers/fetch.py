@@ -26,7 +26,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from broker.errors import BrokerError, UnknownTopicOrPartitionError
+from broker.errors import BrokerError, OffsetOutOfRangeError, UnknownTopicOrPartitionError
 from broker.protocol._buffer import RecordChunks
 from broker.protocol._entities import NO_THROTTLE, build, nested
 from broker.protocol._topics import resolve
@@ -107,8 +107,12 @@ def _read_all(
             hw = plog.high_watermark
             result.high_watermark = hw
             result.log_start_offset = plog.log_start_offset
+            if not plog.log_start_offset <= w.offset <= plog.log_end_offset:
+                raise OffsetOutOfRangeError(f"offset {w.offset} of {w.topic}-{w.partition}")
             budget = min(w.max_bytes, max_bytes - total)
-            if w.offset != hw and (budget > 0 or total == 0):
+            # Between the high watermark and the log end (an fsync pending) there is nothing
+            # to serve yet, but the offset is valid: answer empty, not out of range.
+            if w.offset < hw and (budget > 0 or total == 0):
                 read = plog.read(w.offset, max(budget, 0), upper_bound=hw, min_one=total == 0)
                 if read.size:
                     result.records = RecordChunks(read.chunks, read.size)

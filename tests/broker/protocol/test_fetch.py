@@ -171,3 +171,27 @@ def test_unknown_fetch_session_is_refused(broker, topic_name):
         response = client.call(request)
     assert response.error_code == ErrorCode.fetch_session_id_not_found
     assert response.session_id == 0
+
+
+def test_flush_messages_topic_acknowledges_after_fsync(broker, topic_name):
+    # flush.messages=1: the broker fsyncs before answering and only then moves the high
+    # watermark; the records must be readable right after the acknowledgement.
+    from kio.schema.create_topics.v7 import request as ct
+
+    with WireClient(broker.host, broker.port) as client:
+        created = client.call(
+            ct.CreateTopicsRequest(
+                topics=(ct.CreatableTopic(
+                    name=topic_name, num_partitions=1, replication_factor=1, assignments=(),
+                    configs=(ct.CreatableTopicConfig(name="flush.messages", value="1"),),
+                ),),
+                timeout=timedelta(seconds=5), validate_only=False,
+            )
+        )  # fmt: skip
+        assert created.topics[0].error_code == ErrorCode.none
+        for i in range(3):
+            assert _produce(client, topic_name, b"durable") == i
+        response = client.call(_fetch(0, topic_name, max_wait=timedelta(milliseconds=10)))
+    part = response.responses[0].partitions[0]
+    assert part.high_watermark == 3
+    assert _batches(part.records) == [0, 1, 2]
