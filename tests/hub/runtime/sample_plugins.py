@@ -43,6 +43,7 @@ class CounterConfig(ConfigModel):
     partitions: int = 1
     fail_times: int = 0  # the first N task starts raise from poll
     poll_delay_ms: int = 0
+    poison: str = "object"  # poison-source: "object" (no converter can write it) or "string"
 
 
 class CounterTask(SourceTask):
@@ -113,10 +114,8 @@ class PoisonSourceTask(CounterTask):
 
     def poll(self) -> list[SourceRecord] | None:
         records = super().poll() or []
-        return [
-            r.replace(value={"bad": Unserialisable()}) if r.source_offset["n"] % 3 == 0 else r
-            for r in records
-        ]
+        poison = "poison" if self.config.poison == "string" else {"bad": Unserialisable()}
+        return [r.replace(value=poison) if r.source_offset["n"] % 3 == 0 else r for r in records]
 
 
 class PoisonSource(CounterSource):

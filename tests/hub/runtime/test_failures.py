@@ -144,3 +144,46 @@ def test_source_dead_letter_queue(
         10,
         "offsets through the last record",
     )
+
+
+def test_transform_failures_are_tolerated_on_both_sides(
+    hub_broker: EmbeddedBroker, herder_factory: Callable[..., Herder], name: str, topic_name: str
+) -> None:
+    """Flatten$Value raises DataError on a non-object value: stage TRANSFORMATION in the DLQ."""
+    herder = herder_factory()
+    source_dlq, sink_dlq = f"{topic_name}-sdlq", f"{topic_name}-kdlq"
+    flatten = {
+        "transforms": "flat",
+        "transforms.flat.type": "Flatten$Value",
+        "errors.tolerance": "all",
+        "errors.deadletterqueue.context.headers.enable": "true",
+    }
+    herder.create_connector(
+        f"{name}-src",
+        {"connector.class": "poison-source", "topic": topic_name, "count": "9", "poison": "string",
+         "errors.deadletterqueue.topic.name": source_dlq, **flatten},
+    )  # fmt: skip
+    dead = wait_until(
+        lambda: len(m := read_topic(hub_broker.bootstrap, source_dlq)) >= 3 and m, 20, "source DLQ"
+    )
+    assert [json.loads(m.value()) for m in dead] == ["poison"] * 3
+    assert {_headers(m)["__connect.errors.stage"] for m in dead} == {"TRANSFORMATION"}
+    good = wait_until(
+        lambda: len(m := read_topic(hub_broker.bootstrap, topic_name)) >= 6 and m, 10, "records"
+    )
+    assert [json.loads(m.value())["n"] for m in good] == [1, 2, 4, 5, 7, 8]
+
+    produce(hub_broker, f"{topic_name}-in", [{"a": {"b": 1}}, "flat?", {"c": 2}], 1)
+    herder.create_connector(
+        f"{name}-sink",
+        {"connector.class": "recording", "topics": f"{topic_name}-in",
+         "errors.deadletterqueue.topic.name": sink_dlq, **flatten},
+    )  # fmt: skip
+    wait_until(lambda: len(received(f"{name}-sink")) >= 2, 20, "flattened records")
+    assert received(f"{name}-sink") == [{"a.b": 1}, {"c": 2}]
+    dead = wait_until(
+        lambda: len(m := read_topic(hub_broker.bootstrap, sink_dlq)) >= 1 and m, 10, "sink DLQ"
+    )
+    assert dead[0].value() == b'"flat?"'
+    assert _headers(dead[0])["__connect.errors.stage"] == "TRANSFORMATION"
+    assert _headers(dead[0])["__connect.errors.offset"] == "1"
