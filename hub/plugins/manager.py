@@ -40,6 +40,8 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "hub.transforms.plugin",
     "connectors.file.plugin",
     "connectors.postgres_cdc.plugin",
+    "connectors.s3.plugin",
+    "connectors.hdfs.plugin",
 )
 
 

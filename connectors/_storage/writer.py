@@ -1,0 +1,214 @@
+"""Per topic-partition rolling files with deterministic names: the exactly-once core.
+
+For each assigned Kafka partition a ``PartitionWriter`` keeps one open *batch*: the files (one
+per encoded partition) holding the records of a contiguous offset range ``[start, next)``. A
+batch commits as a whole — ``destination.write_batch`` — when any rotation rule fires:
+
+- ``flush.size`` records are in it (counted over the Kafka partition, as Confluent does);
+- ``rotate.interval.ms``: a record's timestamp (``timestamp.extractor``) is that far past the
+  batch's first record's (checked as records arrive: record time);
+- ``rotate.schedule.interval.ms``: the wall clock passed the next boundary of that interval
+  (aligned in ``timezone``) since the batch opened; checked on each record and in
+  ``pre_commit``, which the worker calls every ``offset.flush.interval.ms`` even when a
+  partition is quiet;
+- a record's value schema differs from its file's (schema change rolls the batch).
+
+Names: ``<topics.dir>/<topic>/<encoded partition>/<topic>+<partition>+<start>.<ext>`` with the
+start offset of the *file* zero-padded to ``filename.offset.zero.pad.width``. Given the same
+records from the same offset, the partitioner and the rules (except the wall-clock one) give the
+same names, and the destinations' recovery argument (``destinations/__init__``) covers the rest.
+
+Offsets: ``pre_commit`` returns a partition's batch ``start`` while a batch is open (everything
+before it is committed), else what the worker delivered. On ``open`` the destination is asked
+where committed data ends; redelivered records below that are skipped, so a crash between
+upload and offset commit never duplicates (the committed consumer offset may lag; that is fine).
+
+Not thread-safe: the worker calls put/pre_commit/open/close from the task's thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from connectors._storage.destinations import Batch, Destination, file_name_pattern
+from connectors._storage.formats import FileBuffer, RecordFormat
+from connectors._storage.partitioner import DefaultPartitioner, Partitioner
+from hub.api import RetriableError, Schema, SinkRecord, TopicPartition
+
+log = logging.getLogger(__name__)
+
+
+class _File:
+    __slots__ = ("buffer", "schema", "start")
+
+    def __init__(self, start: int, schema: Schema | None, buffer: FileBuffer) -> None:
+        self.start, self.schema, self.buffer = start, schema, buffer
+
+
+class PartitionWriter:
+    """The open batch of one Kafka partition."""
+
+    def __init__(self, owner: RollingWriter, tp: TopicPartition, resume: int) -> None:
+        self.owner = owner
+        self.tp = tp
+        self.files: dict[str, _File] = {}
+        self.start: int | None = None  # first offset of the open batch
+        self.next = resume  # offsets below are buffered or committed: skipped when redelivered
+        self.count = 0
+        self.base_ts: int | None = None
+        self.deadline: int | None = None
+
+    def add(self, record: SinkRecord) -> None:
+        owner = self.owner
+        offset = record.offset
+        if offset < self.next:
+            return
+        if self.count >= owner.flush_size:  # a commit that failed earlier: try it first
+            self.commit()
+        ts = owner.partitioner.timestamp(record) if owner.needs_ts else None
+        if self.start is not None and (
+            (owner.rotate_ms > 0 and ts is not None and self.base_ts is not None
+             and ts - self.base_ts >= owner.rotate_ms)
+            or (self.deadline is not None and owner.clock() >= self.deadline)
+        ):  # fmt: skip
+            self.commit()
+        encoded = owner.partitioner.encode(record)
+        file = self.files.get(encoded)
+        schema = record.value_schema
+        if file is not None and schema is not file.schema and schema != file.schema:
+            log.info("[%s] %s-%d: schema changed at offset %d, rolling", owner.name,
+                     self.tp.topic, self.tp.partition, offset)  # fmt: skip
+            self.commit()
+            file = None
+        if file is None:
+            buffer = owner.format.new_file()
+            buffer.add(record)  # may raise DataError: nothing changed yet
+            self.files[encoded] = _File(offset, schema, buffer)
+        else:
+            file.buffer.add(record)
+        if self.start is None:
+            self.start, self.base_ts = offset, ts
+            self.deadline = owner.schedule_deadline()
+        self.count += 1
+        self.next = offset + 1
+        if self.count >= owner.flush_size:
+            self.commit()
+
+    def due(self) -> bool:
+        return self.deadline is not None and self.owner.clock() >= self.deadline
+
+    def commit(self) -> None:
+        """Writes the open batch (files + marker); state is kept if the destination fails."""
+        if self.start is None:
+            return
+        owner, tp = self.owner, self.tp
+        files = sorted(self.files.items(), key=lambda item: item[1].start)
+        batch = Batch(
+            tp.topic, tp.partition, self.start, self.next,
+            [(owner.path(tp, enc, f.start), f.buffer.finish()) for enc, f in files],
+        )  # fmt: skip
+        owner.destination.write_batch(batch)
+        log.debug("[%s] %s-%d: committed %d records [%d, %d) in %d files", owner.name,
+                  tp.topic, tp.partition, self.count, self.start, self.next,
+                  len(files))  # fmt: skip
+        self.files.clear()
+        self.start = self.base_ts = self.deadline = None
+        self.count = 0
+
+
+class RollingWriter:
+    """All partitions of one task. ``clock`` is the wall clock in ms (injected by tests)."""
+
+    def __init__(
+        self,
+        cfg: Any,
+        fmt: RecordFormat,
+        partitioner: Partitioner,
+        destination: Destination,
+        clock: Callable[[], int],
+        name: str,
+    ) -> None:
+        self.name = name
+        self.format = fmt
+        self.partitioner = partitioner
+        self.destination = destination
+        self.clock = clock
+        self.flush_size: int = cfg.flush_size
+        self.rotate_ms: int = cfg.rotate_interval_ms
+        self.schedule_ms: int = cfg.rotate_schedule_interval_ms
+        self.zone = ZoneInfo(cfg.timezone or "UTC")
+        self.topics_dir = cfg.topics_dir.strip("/")
+        self.pad: int = cfg.zero_pad_width
+        self.needs_ts = self.rotate_ms > 0
+        self.writers: dict[TopicPartition, PartitionWriter] = {}
+
+    def path(self, tp: TopicPartition, encoded: str, start: int) -> str:
+        name = f"{tp.topic}+{tp.partition}+{start:0{self.pad}d}{self.format.extension}"
+        return "/".join(p for p in (self.topics_dir, tp.topic, encoded, name) if p)
+
+    def schedule_deadline(self) -> int | None:
+        """The next multiple of ``rotate.schedule.interval.ms`` in local time, after now."""
+        if self.schedule_ms <= 0:
+            return None
+        from datetime import datetime
+
+        now = self.clock()
+        offset = datetime.fromtimestamp(now / 1000, self.zone).utcoffset()
+        off_ms = int(offset.total_seconds() * 1000) if offset else 0
+        return ((now + off_ms) // self.schedule_ms + 1) * self.schedule_ms - off_ms
+
+    def open(self, partitions: Iterable[TopicPartition]) -> None:
+        for tp in partitions:
+            prefix = "/".join(p for p in (self.topics_dir, tp.topic) if p) + "/"
+            if isinstance(self.partitioner, DefaultPartitioner):
+                prefix += f"partition={tp.partition}/"
+            resume = self.destination.recover(
+                tp.topic, tp.partition, prefix, file_name_pattern(tp.topic, tp.partition)
+            )
+            self.writers[tp] = PartitionWriter(self, tp, resume or 0)
+
+    def writer(self, tp: TopicPartition) -> PartitionWriter:
+        w = self.writers.get(tp)
+        if w is None:  # put() before open(): tolerated, with no recovery
+            w = self.writers[tp] = PartitionWriter(self, tp, 0)
+        return w
+
+    def put(self, records: Sequence[SinkRecord]) -> None:
+        writers = self.writers
+        for record in records:
+            tp = TopicPartition(record.topic, record.partition or 0)
+            w = writers.get(tp) or self.writer(tp)
+            w.add(record)
+
+    def pre_commit(self, offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+        out: dict[TopicPartition, int] = {}
+        for tp, delivered in offsets.items():
+            w = self.writers.get(tp)
+            if w is None:
+                out[tp] = delivered
+                continue
+            if w.start is not None and w.due():
+                try:
+                    w.commit()
+                except RetriableError as exc:
+                    log.warning("[%s] %s-%d: scheduled commit failed, will retry: %s",
+                                self.name, tp.topic, tp.partition, exc)  # fmt: skip
+            out[tp] = w.start if w.start is not None else delivered
+        return out
+
+    def commit_all(self) -> None:
+        """Commits every open batch now (used by tests and benchmarks, not on stop)."""
+        for w in self.writers.values():
+            w.commit()
+
+    def close(self, partitions: Iterable[TopicPartition]) -> None:
+        """Drops open batches: their offsets were not committed, so they are redelivered to
+        whichever task gets the partition next, which rewrites them under the same names."""
+        for tp in partitions:
+            w = self.writers.pop(tp, None)
+            if w is not None and w.start is not None:
+                log.info("[%s] %s-%d: dropping %d uncommitted records from %d on close",
+                         self.name, tp.topic, tp.partition, w.count, w.start)  # fmt: skip
