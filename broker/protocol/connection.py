@@ -122,6 +122,7 @@ class Connection:
             correlation_id=correlation_id,
             client_id=header.client_id,
             client_host=self._host,
+            hung_up=getattr(self._reader, "hung_up", None),
         )
         try:
             response = await reg.handler(ctx, request)

@@ -37,21 +37,28 @@ class AppendNotifier:
                 if not fut.done():
                     fut.set_result(None)
 
-    async def wait(self, keys: Iterable[PartitionKey], timeout: float) -> bool:
-        """Waits until one of the partitions gets an append or ``timeout`` seconds pass.
+    async def wait(
+        self,
+        keys: Iterable[PartitionKey],
+        timeout: float,
+        also: asyncio.Future[None] | None = None,
+    ) -> bool:
+        """Waits until one of the partitions gets an append, ``also`` resolves (the client
+        hung up) or ``timeout`` seconds pass.
 
         Returns True if woken by an append. Cancellation-safe: the future is unregistered
         from every partition however the wait ends.
         """
-        if timeout <= 0:
+        if timeout <= 0 or (also is not None and also.done()):
             return False
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         keys = list(keys)
         for key in keys:
             self._waiters.setdefault(key, set()).add(fut)
         try:
-            done, _ = await asyncio.wait((fut,), timeout=timeout)
-            return bool(done)
+            waits = (fut,) if also is None else (fut, also)
+            await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            return fut.done()
         finally:
             for key in keys:
                 waiters = self._waiters.get(key)

@@ -20,6 +20,7 @@ request order), so a handler that waits (Fetch long-poll) only delays its own co
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -45,6 +46,8 @@ class RequestContext:
     correlation_id: int
     client_id: str | None
     client_host: str
+    hung_up: asyncio.Future[None] | None = None
+    """Resolves when the client disconnects (a waiting handler may stop waiting then)."""
 
 
 class CloseConnection(Exception):

@@ -24,6 +24,32 @@ log = logging.getLogger(__name__)
 _READ_LIMIT = 4 << 20
 
 
+class ClientReader(asyncio.StreamReader):
+    """A StreamReader that also tells when the client hung up, even while nobody reads.
+
+    A connection reads its next frame only after answering the current one, so a client that
+    disconnects during a long-poll Fetch would go unnoticed until ``max_wait`` ends. The
+    protocol feeds EOF (or the error) here as soon as it happens; ``hung_up`` resolves then,
+    and the fetch answers at once (answering early is always allowed).
+    """
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self.hung_up: asyncio.Future[None] = loop.create_future()
+
+    def _hang_up(self) -> None:
+        if not self.hung_up.done():
+            self.hung_up.set_result(None)
+
+    def feed_eof(self) -> None:
+        super().feed_eof()
+        self._hang_up()
+
+    def set_exception(self, exc: BaseException) -> None:
+        super().set_exception(exc)
+        self._hang_up()
+
+
 class Server:
     """Listens on (host, port) and serves the Kafka protocol for a ``Broker``."""
 
@@ -36,13 +62,14 @@ class Server:
 
     async def start(self) -> tuple[str, int]:
         """Binds and starts accepting; returns the bound address (useful with port 0)."""
-        self._server = await asyncio.start_server(
-            self._accept,
-            self._host,
-            self._port,
-            reuse_address=True,
-            backlog=1024,
-            limit=_READ_LIMIT,
+        loop = asyncio.get_running_loop()
+
+        def protocol() -> asyncio.StreamReaderProtocol:
+            reader = ClientReader(limit=_READ_LIMIT, loop=loop)
+            return asyncio.StreamReaderProtocol(reader, self._accept, loop=loop)
+
+        self._server = await loop.create_server(
+            protocol, self._host, self._port, reuse_address=True, backlog=1024
         )
         name = self._server.sockets[0].getsockname()
         return name[0], name[1]

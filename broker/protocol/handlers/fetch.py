@@ -12,7 +12,8 @@ limits is still delivered and a consumer never gets stuck behind it.
 Long poll: if fewer than ``min_bytes`` are available the request parks on the
 :class:`AppendNotifier` for the partitions it reads and re-reads as soon as any of them gets an
 append, until ``min_bytes`` are there or ``max_wait`` passes. An error on any partition answers
-immediately. Reads stop at the high watermark.
+immediately, and so does a client hanging up (it gets whatever is there). Reads stop at the
+high watermark.
 
 Fetch sessions (KIP-227) are answered sessionless: ``session_id`` 0 in every response tells the
 client to keep sending full fetch requests, which every client supports.
@@ -73,9 +74,10 @@ async def fetch(ctx: RequestContext, request: Any) -> Any:
     while True:
         results, total, errors = _read_all(ctx, wanted, request.max_bytes)
         remaining = deadline - time.monotonic()
-        if errors or total >= request.min_bytes or remaining <= 0 or not keys:
+        hung_up = ctx.hung_up is not None and ctx.hung_up.done()
+        if errors or total >= request.min_bytes or remaining <= 0 or not keys or hung_up:
             break
-        await ctx.broker.notifier.wait(keys, remaining)
+        await ctx.broker.notifier.wait(keys, remaining, also=ctx.hung_up)
     return _response(ctx, cls, wanted, results)
 
 

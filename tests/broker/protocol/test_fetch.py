@@ -195,3 +195,16 @@ def test_flush_messages_topic_acknowledges_after_fsync(broker, topic_name):
     part = response.responses[0].partitions[0]
     assert part.high_watermark == 3
     assert _batches(part.records) == [0, 1, 2]
+
+
+def test_parked_fetch_answers_when_the_client_hangs_up(broker, topic_name):
+    import socket
+
+    with WireClient(broker.host, broker.port) as client:
+        _create(client, topic_name)
+        started = time.monotonic()
+        client.send(_fetch(0, topic_name))  # would wait LONG_WAIT for data
+        client.sock.shutdown(socket.SHUT_WR)
+        _, response = client.receive()
+    assert time.monotonic() - started < LONG_WAIT.total_seconds() / 2
+    assert response.responses[0].partitions[0].records == b""
