@@ -45,7 +45,7 @@ class ClientReader(asyncio.StreamReader):
         super().feed_eof()
         self._hang_up()
 
-    def set_exception(self, exc: BaseException) -> None:
+    def set_exception(self, exc: Exception) -> None:
         super().set_exception(exc)
         self._hang_up()
 
