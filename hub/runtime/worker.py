@@ -257,11 +257,13 @@ class Worker:
             self.on_failure(id, "".join(traceback.format_exception(exc)))
             return False
         with self._lock:
+            if self._specs.get(id) is not spec:
+                return False  # stopped or reconfigured while a restart timer was firing
             if id in self._tasks:
                 raise RuntimeError(f"task {id} is already running")
             self._tasks[id] = task
             spec.started_at = time.monotonic()
-        task.start()
+            task.start()
         log.info("task started", extra=extra)
         return True
 

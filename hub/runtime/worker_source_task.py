@@ -113,9 +113,12 @@ class WorkerSourceTask(WorkerTask):
         while not self.stopping.is_set():
             if self.paused:
                 self.wait_while_paused(interval)
-            elif (records := self._poll()) is not None:
+            elif records := self._poll():
                 for record in records:
                     self._send(record)
+            else:
+                # A task that returns at once with nothing must not spin a core (and the GIL).
+                self.stopping.wait(0.005)
             if self._producer_error is not None:
                 raise ConnectError(f"producing failed: {self._producer_error}")
             if time.monotonic() >= next_commit:
