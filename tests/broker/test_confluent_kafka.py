@@ -14,6 +14,7 @@ import pytest
 from confluent_kafka import (
     OFFSET_BEGINNING,
     TIMESTAMP_CREATE_TIME,
+    TIMESTAMP_LOG_APPEND_TIME,
     Consumer,
     KafkaException,
     Producer,
@@ -109,6 +110,17 @@ def test_headers_and_timestamps(broker, topic_name):
     (msg,) = _consume(broker, [TopicPartition(topic_name, 0, OFFSET_BEGINNING)], 1)
     assert msg.timestamp() == (TIMESTAMP_CREATE_TIME, ts)
     assert msg.headers() == headers
+
+
+def test_log_append_time_topic(broker, topic_name):
+    _create(broker, topic_name, config={"message.timestamp.type": "LogAppendTime"})
+    before = int(time.time() * 1000)
+    (delivered,) = _produce(broker, topic_name, [{"value": b"x", "timestamp": 1_000}])
+    after = int(time.time() * 1000)
+    kind, stamp = delivered.timestamp()  # from the Produce response's log_append_time
+    assert kind == TIMESTAMP_LOG_APPEND_TIME and before <= stamp <= after
+    (msg,) = _consume(broker, [TopicPartition(topic_name, 0, OFFSET_BEGINNING)], 1)
+    assert msg.timestamp() == (TIMESTAMP_LOG_APPEND_TIME, stamp)
 
 
 @pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])

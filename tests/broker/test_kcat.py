@@ -40,6 +40,16 @@ def test_produce_and_consume(broker, topic_name, codec):
     assert [r[2] for r in rows] == [f"key{i % 3}" for i in range(100)]
 
 
+def test_idempotent_producer_and_large_message(broker, topic_name):
+    big = "L" * 900_000
+    _kcat(
+        broker, "-P", "-t", topic_name, "-X", "enable.idempotence=true",
+        "-X", "message.max.bytes=2000000", stdin=f"small\n{big}\nlast\n",
+    )  # fmt: skip
+    out = _kcat(broker, "-C", "-t", topic_name, "-o", "beginning", "-e", "-q", "-f", "%o %S\n")
+    assert out.splitlines() == ["0 5", "1 900000", "2 4"]
+
+
 def test_headers_and_offsets(broker, topic_name):
     for i in range(5):
         _kcat(broker, "-P", "-t", topic_name, "-H", f"n={i}", stdin=f"m{i}\n")
