@@ -32,6 +32,9 @@ from hub.api import ConnectError, RetriableError
 
 log = logging.getLogger(__name__)
 
+# Namenode states that pass: failover in progress, safe mode, a retriable RPC.
+_TRANSIENT = {"RetriableException", "StandbyException", "SafeModeException"}
+
 
 def webhdfs_url(url: str, port: int) -> str:
     """The WebHDFS base URL for ``hdfs.url``."""
@@ -73,6 +76,8 @@ class HdfsDestination:
                 f"[{self.name}] cannot reach WebHDFS at {self.url} ({what}): check hdfs.url, "
                 "that WebHDFS is enabled (dfs.webhdfs.enabled) and the namenode is up"
             )
+        if getattr(exc, "exception", None) in _TRANSIENT:
+            return RetriableError(f"[{self.name}] HDFS {what} failed, will retry: {exc}")
         if isinstance(exc, HdfsError) and "Permission denied" in str(exc):
             return ConnectError(
                 f"[{self.name}] HDFS refused {what}: {exc}; check hdfs.user and directory "
@@ -95,10 +100,22 @@ class HdfsDestination:
         ext = last[last.index(".") :] if "." in last else ""
         tmp = posixpath.join(tmp_dir, f"{uuid.uuid4()}_tmp{ext}")
         self.client.write(tmp, data, overwrite=True)
-        self.client.makedirs(posixpath.dirname(final))
-        if self.client.status(final, strict=False) is not None:
-            self.client.delete(final)
-        self.client.rename(tmp, final)
+        try:
+            self.client.makedirs(posixpath.dirname(final))
+            if self.client.status(final, strict=False) is not None:
+                self.client.delete(final)
+            self.client.rename(tmp, final)
+        except Exception:
+            self._discard(tmp)
+            raise
+
+    def _discard(self, tmp: str) -> None:
+        """Best effort: a temporary file left by a failed commit (a crash leaves it too; it is
+        harmless under +tmp, which readers skip)."""
+        try:
+            self.client.delete(tmp)
+        except Exception as exc:
+            log.debug("[%s] could not delete %s: %s", self.name, tmp, exc)
 
     def _marker(self, topic: str, partition: int) -> str:
         return posixpath.join(self.logs_dir, topic, str(partition), "committed.json")
