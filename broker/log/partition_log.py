@@ -8,9 +8,9 @@ the broker's clock; those two fields *are* covered by the CRC, so only in that m
 recomputed (``_append``). Then one ``os.writev`` of headers + untouched payload views to the
 active segment (O_APPEND): one syscall, no payload copy.
 
-Read path: find the segment by base offset (bisect), the batch containing the offset via the
-sparse offset index plus a short header scan, the end of the range via the index again, and
-return that byte range from one ``os.pread``: whole batches only, at most one segment per call.
+Read path: find the segment by base offset (bisect), then ``_read``: one ``os.pread`` from
+the nearest offset-index entry, the batch holding the offset and the end of the range found
+by walking a few headers in that buffer: whole batches only, at most one segment per call.
 
 Thread safety: ``_lock`` serialises append, roll, truncation, retention, config changes and the
 cleaner's segment swap. Readers take no lock: they snapshot ``_segments`` (a tuple replaced
@@ -36,6 +36,7 @@ from broker.errors import (
 )
 from broker.log import _timestamps, batch, files
 from broker.log._append import stamp
+from broker.log._read import read_batches
 from broker.log._retention import (
     RetentionMixin,
     read_log_start,
@@ -318,24 +319,9 @@ class PartitionLog(RetentionMixin):
             return _EMPTY
         i = max(0, bisect.bisect_right(segments, offset, key=_base_offset) - 1)
         for segment in segments[i:]:
-            size = segment.size
-            start = segment.find_position(offset)
-            if start >= size:
-                continue
-            limit = size
-            if upper_bound is not None and upper_bound < segment.next_offset:
-                limit = min(size, segment.find_position(upper_bound))
-                if limit <= start:
-                    return _EMPTY
-            end = segment.boundary_at_or_before(min(limit, start + max_bytes), start, limit)
-            if end <= start:
-                if not min_one:
-                    return _EMPTY
-                end = start + segment.batch_size_at(start)
-            data = segment.read(start, end)
-            if len(data) < end - start:  # a concurrent truncation: keep whole batches only
-                data = data[: _whole_batches(data)]
-            return ReadResult([data], len(data)) if data else _EMPTY
+            data = read_batches(segment, offset, max_bytes, segment.size, upper_bound, min_one)
+            if data is not None:
+                return ReadResult([data], len(data)) if data else _EMPTY
         return _EMPTY
 
     # ------------------------------------------------------------ timestamps
@@ -430,10 +416,3 @@ class PartitionLog(RetentionMixin):
 
 def _base_offset(segment: Segment) -> int:
     return segment.base_offset
-
-
-def _whole_batches(data: bytes) -> int:
-    pos = 0
-    while (size := batch.peek_size(data, pos)) is not None and pos + size <= len(data):
-        pos += size
-    return pos
