@@ -146,3 +146,19 @@ def test_admin_create_describe_alter_delete(broker, topic_name):
         assert topic_name not in admin.list_topics()
     finally:
         admin.close()
+
+
+def test_describe_log_dirs_reports_partition_sizes(broker, topic_name):
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap)
+    producer.send(topic_name, value=b"s" * 1000).get(TIMEOUT)
+    producer.close()
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        result = admin.describe_log_dirs({topic_name: [0]})
+    finally:
+        admin.close()
+    (log_dir,) = result[0]["log_dirs"]
+    assert log_dir["log_dir"] == str(broker.data_dir.resolve())
+    (topic,) = log_dir["topics"]
+    assert topic["name"] == topic_name
+    assert topic["partitions"][0]["partition_size"] > 1000

@@ -1,11 +1,13 @@
-"""DescribeCluster (key 60): this broker as the whole cluster and its controller.
+"""DescribeCluster (key 60) and DescribeLogDirs (key 35): the cluster as admin tools see it.
 
-Admin clients (``AdminClient.describe_cluster``, kafka-python's ``describe_cluster``) use it
-instead of Metadata to find the brokers and the cluster id.
+Admin clients (``AdminClient.describe_cluster``, kafka-python's ``describe_cluster``) use
+DescribeCluster instead of Metadata to find the brokers and the cluster id; Kafka UIs use
+DescribeLogDirs for partition sizes.
 """
 
 from __future__ import annotations
 
+import shutil
 from typing import Any
 
 from kio.schema.errors import ErrorCode
@@ -52,3 +54,42 @@ async def describe_cluster(ctx: RequestContext, request: Any) -> Any:
         brokers=(broker,),
         cluster_authorized_operations=_OMITTED_OPERATIONS,
     )
+
+
+@handles(35, 1, 5)
+async def describe_log_dirs(ctx: RequestContext, request: Any) -> Any:
+    """DescribeLogDirs (key 35): partition sizes on disk, for admin tools and Kafka UIs.
+
+    One log dir (the data dir) holds everything; a single node has no replica lag and no
+    "future" replicas being moved between dirs.
+    """
+    cls = response_class(ctx)
+    logs = ctx.broker.logs
+    data_dir = ctx.broker.config.data_dir
+    topics: list[Any] = []
+    if logs is not None:
+        known = logs.topics()
+        if request.topics is None:
+            wanted = [(name, range(info.partitions)) for name, info in sorted(known.items())]
+        else:
+            wanted = [(t.topic, t.partitions) for t in request.topics if t.topic in known]
+        topic_cls = nested(cls, "DescribeLogDirsTopic")
+        part_cls = nested(cls, "DescribeLogDirsPartition")
+        for name, partitions in wanted:
+            parts = []
+            for p in partitions:
+                if 0 <= p < known[name].partitions:
+                    size = logs.log(name, p).size_bytes()
+                    parts.append(build(part_cls, partition_index=p, partition_size=size,
+                                       offset_lag=0, is_future_key=False))  # fmt: skip
+            topics.append(build(topic_cls, name=name, partitions=tuple(parts)))
+    usage = shutil.disk_usage(data_dir)
+    result = build(
+        nested(cls, "DescribeLogDirsResult"),
+        error_code=ErrorCode.none if logs is not None else ErrorCode.kafka_storage_error,
+        log_dir=str(data_dir.resolve()),
+        topics=tuple(topics),
+        total_bytes=usage.total,
+        usable_bytes=usage.free,
+    )
+    return build(cls, throttle_time=NO_THROTTLE, error_code=ErrorCode.none, results=(result,))

@@ -24,6 +24,7 @@ EXPECTED = {
     21: (0, 2),  # DeleteRecords
     22: (0, 6),  # InitProducerId
     32: (1, 4),  # DescribeConfigs
+    35: (1, 5),  # DescribeLogDirs
     33: (0, 2),  # AlterConfigs
     37: (0, 3),  # CreatePartitions
     44: (0, 1),  # IncrementalAlterConfigs
