@@ -41,13 +41,28 @@ class SubmittedRecords:
         self._lock = threading.Condition()
         self._records: dict[PartitionKey, deque[SubmittedRecord]] = {}
         self._outstanding = 0
+        self._keys: dict[tuple[tuple[str, Any], ...], PartitionKey] = {}
 
     def submit(self, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> SubmittedRecord:
         record = SubmittedRecord(self, partition, offset)
+        key = self._key(partition)
         with self._lock:
-            self._records.setdefault(partition_key(partition), deque()).append(record)
+            self._records.setdefault(key, deque()).append(record)
             self._outstanding += 1
         return record
+
+    def _key(self, partition: Mapping[str, Any]) -> PartitionKey:
+        """``partition_key`` (which sorts), memoised by the partition's items as given."""
+        try:
+            raw = tuple(partition.items())
+            key = self._keys.get(raw)
+        except TypeError:  # unhashable values (lists, nested objects): no memo
+            return partition_key(partition)
+        if key is None:
+            if len(self._keys) > 10_000:
+                self._keys.clear()
+            key = self._keys[raw] = partition_key(partition)
+        return key
 
     def _ack(self, record: SubmittedRecord) -> None:
         with self._lock:

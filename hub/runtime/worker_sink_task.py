@@ -100,6 +100,7 @@ class WorkerSinkTask(WorkerTask):
         self.task: SinkTask | None = None
         self.consumer: Consumer | None = None
         self.assignment: set[TopicPartition] = set()
+        self._assigned_keys: set[tuple[str, int]] = set()
         self.current: dict[TopicPartition, int] = {}
         self.committed: dict[TopicPartition, int] = {}
         self.rewinds: dict[TopicPartition, int] = {}
@@ -151,20 +152,23 @@ class WorkerSinkTask(WorkerTask):
             self._apply_rewinds()
             messages = self.consumer.consume(500, 0.1)
             batch: list[SinkRecord] = []
-            offsets: dict[TopicPartition, int] = {}
+            # plain (topic, partition) tuples: hashed in C, this loop runs per record
+            offsets: dict[tuple[str, int], int] = {}
+            assigned = self._assigned_keys
             for msg in messages:
                 if msg.error() is not None:
                     self._on_consume_error(msg)
                     continue
-                tp = TopicPartition(msg.topic(), msg.partition())
-                if tp not in self.assignment:
+                key = (msg.topic(), msg.partition())
+                if key not in assigned:
                     continue
                 record = self._convert(msg)
                 if record is not None:
                     batch.append(record)
-                offsets[tp] = msg.offset() + 1
+                offsets[key] = msg.offset() + 1
             if (batch or offsets) and self._deliver(batch):
-                self.current.update(offsets)
+                for (topic, partition), offset in offsets.items():
+                    self.current[TopicPartition(topic, partition)] = offset
             if self.commit_requested or time.monotonic() >= next_commit:
                 self.commit_requested = False
                 self.commit(self.assignment)
@@ -258,6 +262,7 @@ class WorkerSinkTask(WorkerTask):
     def _on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
         tps = [TopicPartition(p.topic, p.partition) for p in partitions]
         self.assignment.update(tps)
+        self._assigned_keys.update((tp.topic, tp.partition) for tp in tps)
         assert self.task is not None
         self.task.open(tps)
         for p, tp in zip(partitions, tps, strict=True):
@@ -277,6 +282,7 @@ class WorkerSinkTask(WorkerTask):
             self.task.close(sorted(tps, key=lambda t: (t.topic, t.partition)))
         for tp in tps:
             self.assignment.discard(tp)
+            self._assigned_keys.discard((tp.topic, tp.partition))
             self.current.pop(tp, None)
             self.committed.pop(tp, None)
             self._consumer_paused.discard(tp)

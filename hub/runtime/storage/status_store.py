@@ -190,7 +190,6 @@ class KafkaStatusStore(StatusStore):
         self.log.stop()
         self._producer = None  # type: ignore[assignment]
 
-
     def _on_record(self, key: bytes | None, value: bytes | None) -> None:
         if key is not None:
             self._apply_remote(key.decode(), json.loads(value) if value is not None else None)
