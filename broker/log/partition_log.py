@@ -45,8 +45,8 @@ from broker.log._retention import (
 )
 from broker.log.config import INT32_MAX, LONG_MAX, LogConfig
 from broker.log.producer_state import ProducerStateManager
-from broker.log.recovery import recover_directory, recover_segment
-from broker.log.segment import BatchPosition, Segment, is_disk_full
+from broker.log.recovery import recover_directory, recover_segments
+from broker.log.segment import BatchPosition, Segment, storage_error
 
 log = logging.getLogger(__name__)
 
@@ -117,16 +117,7 @@ class PartitionLog(RetentionMixin):
         recover_directory(directory, self.ident)
         persisted_start = read_log_start(directory)
         recovery_point = read_offset_file(directory / files.RECOVERY_POINT_FILE)
-        bases = files.segment_base_offsets(directory)
-        segments: list[Segment] = []
-        for i, base in enumerate(bases):
-            segment = self._new_segment(base)
-            unflushed = i + 1 == len(bases) or bases[i + 1] > recovery_point
-            dropped = recover_segment(segment, self.ident, recovery_point if unflushed else None)
-            segments.append(segment)
-            if dropped and i + 1 < len(bases):
-                self._drop_after_corruption(segment, bases[i + 1 :])
-                break
+        segments = recover_segments(directory, self.ident, self._new_segment, recovery_point)
         if not segments:
             segments.append(self._new_segment(persisted_start))
         self._set_segments(tuple(segments))
@@ -141,15 +132,6 @@ class PartitionLog(RetentionMixin):
             self.ident, len(segments), self._log_start, self.log_end_offset,
         )  # fmt: skip
         return self
-
-    def _drop_after_corruption(self, segment: Segment, later: list[int]) -> None:
-        log.error(
-            "%s corrupt data inside %s: deleting %d later segment(s) so the log stays a prefix",
-            self.ident, segment.path.name, len(later),
-        )  # fmt: skip
-        for base in later:
-            for path in files.segment_files(self.directory, base):
-                path.unlink(missing_ok=True)
 
     def _new_segment(self, base: int) -> Segment:
         cfg = self.config
@@ -251,16 +233,9 @@ class PartitionLog(RetentionMixin):
             )
 
     def _storage_error(self, exc: OSError, action: str) -> StorageError:
-        if is_disk_full(exc):
-            msg = (
-                f"disk full: could not {action} {self.ident} in {self.directory}; nothing was "
-                "written. Free space on that volume or lower retention.ms/retention.bytes, "
-                "then retry"
-            )
-        else:
-            msg = f"I/O error: could not {action} {self.ident} in {self.directory}: {exc}"
-        log.error("%s %s", self.ident, msg)
-        return StorageError(msg)
+        error = storage_error(exc, f"{action} {self.ident} in {self.directory}")
+        log.error("%s %s", self.ident, error)
+        return error
 
     def _maybe_roll(self, nbytes: int, positions: list[BatchPosition], now: int) -> Segment:
         active = self._segments[-1]

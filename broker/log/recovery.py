@@ -27,6 +27,7 @@ import logging
 import os
 import shutil
 import struct
+from collections.abc import Callable
 from pathlib import Path
 
 from broker.errors import BrokerError
@@ -67,6 +68,34 @@ def recover_directory(directory: Path, ident: str) -> None:
             if base is None or not files.log_file(directory, base).exists():
                 log.info("%s deleting orphan index %s", ident, name)
                 path.unlink()
+
+
+def recover_segments(
+    directory: Path, ident: str, new_segment: Callable[[int], Segment], recovery_point: int
+) -> list[Segment]:
+    """Opens and recovers every segment, oldest first (see the module docstring).
+
+    Segments holding data past ``recovery_point`` are CRC-checked from it. If a segment is
+    truncated inside, the later ones are deleted: the log must stay a prefix of what was
+    written, as in Kafka.
+    """
+    bases = files.segment_base_offsets(directory)
+    segments: list[Segment] = []
+    for i, base in enumerate(bases):
+        segment = new_segment(base)
+        unflushed = i + 1 == len(bases) or bases[i + 1] > recovery_point
+        dropped = recover_segment(segment, ident, recovery_point if unflushed else None)
+        segments.append(segment)
+        if dropped and i + 1 < len(bases):
+            log.error(
+                "%s corrupt data inside %s: deleting %d later segment(s) to keep a prefix",
+                ident, segment.path.name, len(bases) - i - 1,
+            )  # fmt: skip
+            for later in bases[i + 1 :]:
+                for path in files.segment_files(directory, later):
+                    path.unlink(missing_ok=True)
+            break
+    return segments
 
 
 def recover_segment(segment: Segment, ident: str, recovery_point: int | None = None) -> int:

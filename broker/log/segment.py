@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from broker.errors import StorageError
 from broker.log import files
 from broker.log.batch import HEADER_SIZE, LOG_OVERHEAD
 from broker.log.offset_index import OffsetIndex
@@ -286,5 +287,11 @@ class Segment:
         return f"Segment({self.path.name}, size={self.size}, next_offset={self.next_offset})"
 
 
-def is_disk_full(exc: OSError) -> bool:
-    return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+def storage_error(exc: OSError, what: str) -> StorageError:
+    """The error a client sees for a failed write; tells the operator what to do."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return StorageError(
+            f"disk full: could not {what}; nothing was written. Free space on that volume or "
+            "lower retention.ms/retention.bytes, then retry"
+        )
+    return StorageError(f"I/O error: could not {what}: {exc}")
