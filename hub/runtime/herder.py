@@ -74,6 +74,7 @@ class Herder:
         self.worker_id = config.worker_id
         self._lock = threading.RLock()
         self._cluster_id = ""
+        self._stopped = False
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -88,8 +89,11 @@ class Herder:
         log.info("herder started", extra={"connectors": len(self.configs.connectors())})
 
     def stop(self) -> None:
-        """Stops tasks (committing offsets) and connectors, then the stores."""
+        """Stops tasks (committing offsets) and connectors, then the stores. Idempotent."""
         with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
             self.worker.stop()
             for store in (self.statuses, self.offsets, self.configs):
                 try:

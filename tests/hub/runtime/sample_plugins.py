@@ -13,6 +13,7 @@ from typing import Any
 
 from hub.api import (
     ConfigModel,
+    RetriableError,
     SinkConnector,
     SinkRecord,
     SinkTask,
@@ -31,6 +32,7 @@ class State:
         self.received: dict[str, list[SinkRecord]] = defaultdict(list)
         self.starts: dict[str, int] = defaultdict(int)
         self.opened: dict[str, list[TopicPartition]] = defaultdict(list)
+        self.retries: dict[str, int] = defaultdict(int)
 
 
 STATE = State()
@@ -130,6 +132,8 @@ class PoisonSource(CounterSource):
 class RecordingConfig(ConfigModel):
     flush_upto: int = -1  # pre_commit confirms offsets only up to this one (-1: everything)
     fail_times: int = 0
+    retriable_puts: int = 0  # the first N non-empty puts raise RetriableError
+    rewind_to: int = -1  # on open, context.offset(tp, rewind_to) for every partition
 
 
 class RecordingTask(SinkTask):
@@ -143,10 +147,18 @@ class RecordingTask(SinkTask):
     def open(self, partitions: Sequence[TopicPartition]) -> None:
         with STATE.lock:
             STATE.opened[self.name].extend(partitions)
+        if self.config.rewind_to >= 0:
+            for tp in partitions:
+                self.context.offset(tp, self.config.rewind_to)
 
     def put(self, records: Sequence[SinkRecord]) -> None:
         if self.fail and records:
             raise RuntimeError("recording task failing on purpose")
+        if records and self.config.retriable_puts > 0:
+            with STATE.lock:
+                STATE.retries[self.name] += 1
+                if STATE.retries[self.name] <= self.config.retriable_puts:
+                    raise RetriableError("not now")
         with STATE.lock:
             STATE.received[self.name].extend(records)
 

@@ -136,3 +136,28 @@ def test_validate_config_and_plugin_config(herder_factory: Callable[..., Herder]
     assert all(p["type"] in ("source", "sink") for p in plugins)
     everything = herder.plugins(connectors_only=False)
     assert {"class": "json", "type": "converter", "version": "0.1.0"} in everything
+
+
+def test_target_states_and_statuses_survive_a_worker_restart(
+    herder_factory: Callable[..., Herder], name: str
+) -> None:
+    herder = herder_factory()
+    paused, stopped = f"{name}-p", f"{name}-s"
+    herder.create_connector(paused, {"connector.class": "counter", "topic": paused})
+    herder.create_connector(stopped, {"connector.class": "counter", "topic": stopped})
+    herder.pause_connector(paused)
+    herder.stop_connector(stopped)
+    herder.stop()
+
+    again = herder_factory()
+    assert again.connectors() == sorted([paused, stopped])
+    status = again.connector_status(paused)
+    assert status["connector"]["state"] == "PAUSED"
+    wait_until(lambda: again.task_status(paused, 0)["state"] == "PAUSED", 10, "task PAUSED")
+    assert again.connector_status(stopped) == {
+        "name": stopped,
+        "connector": {"state": "STOPPED", "worker_id": again.worker_id},
+        "tasks": [],
+        "type": "source",
+    }
+    assert again.connector_config(paused)["topic"] == paused

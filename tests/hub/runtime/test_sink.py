@@ -8,6 +8,7 @@ from collections.abc import Callable
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from hub.api import TopicPartition
 from hub.runtime.embedded_broker import EmbeddedBroker
 from hub.runtime.herder import Herder
 from tests.fixtures.broker import wait_until
@@ -132,3 +133,28 @@ def test_sink_offsets_alter_and_reset_when_stopped(
     assert committed(herder, name) == {}
     herder.resume_connector(name)
     wait_until(lambda: len(received(name)) >= 23, 20, "redelivery from the start")
+
+
+def test_retriable_put_redelivers_the_same_batch(
+    hub_broker: EmbeddedBroker, herder_factory: Callable[..., Herder], name: str, topic_name: str
+) -> None:
+    produce(hub_broker, topic_name, [{"i": i} for i in range(50)], 1)
+    herder = herder_factory()
+    config = {"connector.class": "recording", "topics": topic_name, "retriable_puts": "2"}
+    herder.create_connector(name, config)
+    wait_until(lambda: len(received(name)) >= 50, 20, "all records after retries")
+    assert [v["i"] for v in received(name)] == list(range(50))
+    assert STATE.retries[name] >= 3
+    assert herder.task_status(name, 0)["state"] == "RUNNING"
+
+
+def test_context_offset_rewinds_on_open(
+    hub_broker: EmbeddedBroker, herder_factory: Callable[..., Herder], name: str, topic_name: str
+) -> None:
+    produce(hub_broker, topic_name, [{"i": i} for i in range(10)], 1)
+    herder = herder_factory()
+    config = {"connector.class": "recording", "topics": topic_name, "rewind_to": "7"}
+    herder.create_connector(name, config)
+    wait_until(lambda: len(received(name)) >= 3, 20, "records from offset 7")
+    assert [v["i"] for v in received(name)] == [7, 8, 9]
+    assert STATE.opened[name] == [TopicPartition(topic_name, 0)]
