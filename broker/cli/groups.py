@@ -17,7 +17,8 @@ BootstrapOpt = typer.Option(DEFAULT_BOOTSTRAP, "--bootstrap", "-b", help=BOOTSTR
 @groups_app.command("list")
 def list_(bootstrap: str = BootstrapOpt) -> None:
     """List consumer groups with their state."""
-    result = wait(admin(bootstrap).list_consumer_groups(request_timeout=15), "list groups")
+    client = admin(bootstrap)  # keep a reference: the future dies with its client
+    result = wait(client.list_consumer_groups(request_timeout=15), "list groups")
     table = Table("group", "state", "type", box=None)
     for listing in sorted(result.valid, key=lambda g: g.group_id):
         state = getattr(listing.state, "name", str(listing.state))

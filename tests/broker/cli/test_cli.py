@@ -26,6 +26,11 @@ def sluice(*args: str, stdin: str | None = None, check: bool = True) -> subproce
     return result
 
 
+def _lag_rows(described: str, topic: str) -> list[list[str]]:
+    """The per-partition rows (topic, partition, committed, end, lag, member) of one topic."""
+    return [row for row in (line.split() for line in described.splitlines()) if row[:1] == [topic]]
+
+
 def test_topic_lifecycle(broker: BrokerProcess, topic_name: str) -> None:
     b = ("--bootstrap", broker.bootstrap)
     sluice("topics", "create", topic_name, "--partitions", "3", "-c", "retention.ms=3600000", *b)
@@ -81,7 +86,7 @@ def test_group_consume_lag_and_reset(broker: BrokerProcess, topic_name: str) -> 
     assert sorted(got) == sorted(f"m{i}" for i in range(20))
 
     described = sluice("groups", "describe", group, *b).stdout
-    rows = [line.split() for line in described.splitlines() if line.startswith(topic_name)]
+    rows = _lag_rows(described, topic_name)
     assert len(rows) == 2 and all(row[4] == "0" for row in rows), described  # lag 0
     assert sum(int(row[2]) for row in rows) == 20  # committed offsets add up to everything
     assert group in sluice("groups", "list", *b).stdout
@@ -89,11 +94,7 @@ def test_group_consume_lag_and_reset(broker: BrokerProcess, topic_name: str) -> 
     dry = sluice("groups", "reset-offsets", group, "-t", topic_name, "--to", "beginning", *b)
     assert "dry run" in dry.stdout
     sluice("groups", "reset-offsets", group, "-t", topic_name, "--to", "beginning", "--execute", *b)
-    rows = [
-        line.split()
-        for line in sluice("groups", "describe", group, *b).stdout.splitlines()
-        if line.startswith(topic_name)
-    ]
+    rows = _lag_rows(sluice("groups", "describe", group, *b).stdout, topic_name)
     assert all(row[2] == "0" for row in rows) and sum(int(row[4]) for row in rows) == 20
 
     again = sluice("consume", topic_name, "--group", group, "-n", "20", *b).stdout.splitlines()
