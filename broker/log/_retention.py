@@ -156,8 +156,7 @@ class RetentionMixin:
             swaps = [files.with_suffix(p, files.SWAP_SUFFIX) for p in names]
             for src, swap in zip(built, swaps, strict=True):
                 os.replace(src, swap)
-            old.offset_index.close()
-            old.time_index.close()
+            old.close_indexes()
             for swap, final in list(zip(swaps, names, strict=True))[::-1]:  # indexes, then log
                 os.replace(swap, final)
             fsync_dir(self.directory)

@@ -374,7 +374,11 @@ class PartitionLog(RetentionMixin):
                 segment.index_interval = config.index_interval_bytes
 
     def close(self) -> None:
-        """Flushes, snapshots producer state and closes every file; idempotent."""
+        """Flushes, snapshots producer state and closes the index files; idempotent.
+
+        Appends fail afterwards. The ``.log`` descriptors are released when the last reference
+        to this log (or to a segment a reader still holds) goes away.
+        """
         with self._lock:
             if self._closed:
                 return
@@ -384,7 +388,7 @@ class PartitionLog(RetentionMixin):
             except OSError as exc:
                 log.warning("%s could not write producer state snapshot: %s", self.ident, exc)
             for segment in self._segments:
-                segment.close()
+                segment.close_indexes()  # .log fds close with the objects (see segment)
             self._closed = True
             log.info("%s closed at log end offset %d", self.ident, self.log_end_offset)
 

@@ -13,9 +13,11 @@ Invariants (established by ``append`` and re-established by ``recovery`` after a
   offset + 1 (``base_offset`` when empty).
 
 Files are read with ``os.pread`` on one fd shared by all threads (pread has no file cursor).
-The fd is closed when the Segment is closed *or garbage-collected*: a reader still holding a
-Segment that retention or the cleaner has just replaced keeps a valid fd (the unlinked inode
-lives on) instead of reading through a recycled descriptor.
+A published Segment's ``.log`` fd is closed only when the object is garbage-collected, never
+explicitly: a reader still holding a Segment that retention or the cleaner replaced, or whose
+log was closed or deleted, keeps a valid fd (an unlinked inode lives on) instead of reading
+through a descriptor number the OS may already have handed to another file. CPython frees a
+Segment as soon as the last reference goes, so descriptors do not pile up.
 """
 
 from __future__ import annotations
@@ -272,9 +274,14 @@ class Segment:
 
     # ---------------------------------------------------------------- lifecycle
 
-    def close(self) -> None:
+    def close_indexes(self) -> None:
+        """Writes out and closes the index files; the ``.log`` fd stays for readers."""
         self.offset_index.close()
         self.time_index.close()
+
+    def close(self) -> None:
+        """Closes everything now: only for a Segment no reader can hold (the cleaner's)."""
+        self.close_indexes()
         self._closer()
 
     def delete(self) -> None:

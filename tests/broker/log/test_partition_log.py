@@ -1,3 +1,4 @@
+import gc
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,18 @@ def test_high_watermark_waits_for_flush_under_a_flush_messages_policy(tmp_path: 
     plog.flush()
     assert plog.high_watermark == 2 and not plog.flush_due
     assert (plog.directory / "recovery-point").read_text().strip() == "2"
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="needs /proc")
+def test_reads_after_close_are_safe_and_descriptors_are_released(tmp_path: Path) -> None:
+    before = len(list(Path("/proc/self/fd").iterdir()))
+    for _ in range(20):
+        plog = open_log(tmp_path, segment_bytes=200)
+        for i in range(5):
+            plog.append(make_batch([b"v%d" % i]))
+        held = plog.segments()[0]  # as a reader in flight would
+        plog.close()
+        assert values_of([held.read(0, held.size)])  # its own file, not a recycled fd
+        del plog, held
+    gc.collect()
+    assert len(list(Path("/proc/self/fd").iterdir())) <= before + 2
