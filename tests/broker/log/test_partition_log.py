@@ -204,3 +204,23 @@ def test_reads_after_close_are_safe_and_descriptors_are_released(tmp_path: Path)
         del plog, held
     gc.collect()
     assert len(list(Path("/proc/self/fd").iterdir())) <= before + 2
+
+
+def _with_offset_delta(data: bytes, delta: int) -> bytes:
+    from crc32c import crc32c
+
+    out = bytearray(data)
+    out[23:27] = delta.to_bytes(4, "big")
+    out[17:21] = crc32c(bytes(out[21:])).to_bytes(4, "big")
+    return bytes(out)
+
+
+def test_rolls_before_relative_offsets_overflow_int32(tmp_path: Path) -> None:
+    plog = open_log(tmp_path)
+    huge = _with_offset_delta(make_batch([b"x"]), 2**31 - 10)
+    plog.append(huge)
+    plog.append(make_batch([b"y"]))
+    assert len(plog.segments()) == 1
+    info = plog.append(huge)  # its last offset would be > 2**31 - 1 past the segment base
+    assert [s.base_offset for s in plog.segments()] == [0, info.first_offset]
+    assert plog.read(info.first_offset, 1 << 20).size == len(huge)
