@@ -1,6 +1,8 @@
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from broker.log.cleaner import LogCleaner
 from broker.log.config import LogConfig
@@ -144,3 +146,52 @@ def test_compaction_survives_reopen(tmp_path: Path) -> None:
     plog = compacted_log(tmp_path, clock)
     assert contents(plog) == before
     assert not (plog.directory / "cleaning").exists()
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    writes=st.lists(
+        st.lists(
+            st.tuples(
+                st.sampled_from([b"a", b"b", b"c", b"d"]), st.none() | st.binary(max_size=30)
+            ),
+            min_size=1,
+            max_size=4,
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    codec=st.sampled_from([CODEC_NONE, CODEC_GZIP]),
+    tombstones_expired=st.booleans(),
+)
+def test_compaction_property(
+    tmp_path_factory: pytest.TempPathFactory,
+    writes: list[list[tuple[bytes, bytes | None]]],
+    codec: int,
+    tombstones_expired: bool,
+) -> None:
+    clock = Clock(10 * DAY)
+    plog = compacted_log(tmp_path_factory.mktemp("prop"), clock, delete_retention_ms=1_000)
+    for batch_records in writes:
+        keys = [k for k, _ in batch_records]
+        values = [v for _, v in batch_records]
+        plog.append(make_batch(values, keys=keys, timestamp=clock.now, compression=codec))
+    before = contents(plog)
+    end = plog.log_end_offset
+    cleaned_end = plog.segments()[-1].base_offset
+    if tombstones_expired:
+        clock.now += 5_000
+    LogCleaner(clock).clean(plog, force=True)
+    after = contents(plog)
+    assert plog.log_end_offset == end
+    assert set(after) <= set(before)  # nothing new, every survivor keeps its offset
+    latest = {key: (offset, key, value) for offset, key, value in before}
+    for key, record in latest.items():
+        expired = tombstones_expired and record[2] is None and record[0] < cleaned_end
+        assert (record in after) != expired, key
+    cleaned_keys = [key for offset, key, _ in after if offset < cleaned_end]
+    assert len(cleaned_keys) == len(set(cleaned_keys))
+    assert [r for r in after if r[0] >= cleaned_end] == [r for r in before if r[0] >= cleaned_end]
+    plog.close()
