@@ -47,7 +47,7 @@ class StorageSinkTask(SinkTask):
         self.destination.check()
         self.writer = RollingWriter(
             cfg, build_format(cfg), build_partitioner(cfg, self.clock), self.destination,
-            self.clock, name,
+            self.clock, name, rewind=self.context.offset,
         )  # fmt: skip
         log.info("[%s] writing %s files under %s/", name, cfg.format_class.rsplit(".", 1)[-1],
                  cfg.topics_dir)  # fmt: skip
@@ -72,6 +72,8 @@ class StorageSinkTask(SinkTask):
             self.writer.close(partitions)
 
     def stop(self) -> None:
+        if self.writer is not None:
+            self.writer.stop()
         if self.destination is not None:
             self.destination.close()
             self.destination = None

@@ -30,13 +30,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from connectors._storage.destinations import Batch, Destination, file_name_pattern
+from connectors._storage._upload import Job, Uploader
+from connectors._storage.destinations import Destination, file_name_pattern
 from connectors._storage.formats import FileBuffer, RecordFormat
 from connectors._storage.partitioner import DefaultPartitioner, Partitioner
-from hub.api import RetriableError, Schema, SinkRecord, TopicPartition
+from hub.api import ConnectError, RetriableError, Schema, SinkRecord, TopicPartition
 
 log = logging.getLogger(__name__)
 
@@ -60,11 +62,14 @@ class PartitionWriter:
         self.count = 0
         self.base_ts: int | None = None
         self.deadline: int | None = None
+        self.encoding = f"partition={tp.partition}"  # DefaultPartitioner's, for add_run
+        self.inflight: tuple[Future[None], int] | None = None  # (upload, its batch start)
+        self.rewind_to: int | None = None  # after a failed upload: ignore all but this offset
 
     def add(self, record: SinkRecord) -> None:
         owner = self.owner
         offset = record.offset
-        if offset < self.next:
+        if offset < self.next or (self.rewind_to is not None and not self._rewound(offset)):
             return
         if self.count >= owner.flush_size:  # a commit that failed earlier: try it first
             self.commit()
@@ -97,26 +102,109 @@ class PartitionWriter:
         if self.count >= owner.flush_size:
             self.commit()
 
+    def add_run(self, records: Sequence[SinkRecord]) -> None:
+        """Records of this partition, in offset order. Fast path when only ``flush.size`` and
+        the schedule can rotate and the encoded partition is constant (DefaultPartitioner):
+        whole slices go to the file at once; otherwise record by record."""
+        owner = self.owner
+        if not owner.fast or self.rewind_to is not None:
+            for record in records:
+                self.add(record)
+            return
+        i, n = 0, len(records)
+        while i < n and records[i].offset < self.next:
+            i += 1  # redelivered: already buffered or committed
+        if i < n and self.deadline is not None and owner.clock() >= self.deadline:
+            self.commit()
+        flush_size = owner.flush_size
+        while i < n:
+            if self.count >= flush_size:
+                self.commit()
+            first = records[i]
+            file = self.files.get(self.encoding)
+            schema = first.value_schema
+            if file is not None and schema is not file.schema and schema != file.schema:
+                self.add(first)  # rolls on the schema change
+                i += 1
+                continue
+            if file is None:
+                self.add(first)
+                i += 1
+                continue
+            stop = min(n, i + flush_size - self.count)
+            j = i + 1
+            while j < stop and records[j].value_schema is schema:
+                j += 1
+            chunk = records[i:j]
+            before = file.buffer.count
+            try:
+                file.buffer.add_many(chunk)
+            finally:
+                added = file.buffer.count - before
+                if added:
+                    self.count += added
+                    self.next = chunk[added - 1].offset + 1
+            i = j
+        if self.count >= flush_size:
+            self.commit()
+
     def due(self) -> bool:
         return self.deadline is not None and self.owner.clock() >= self.deadline
 
+    def _rewound(self, offset: int) -> bool:
+        """While rewinding, only the rewind offset (the seek took effect) reopens the gate."""
+        if offset != self.rewind_to:
+            return False
+        self.rewind_to = None
+        return True
+
     def commit(self) -> None:
-        """Writes the open batch (files + marker); state is kept if the destination fails."""
+        """Hands the open batch to the uploader (after the previous one of this partition
+        finished: batches land in offset order)."""
         if self.start is None:
+            return
+        self.settle(wait=True, raise_errors=True)
+        if self.start is None:  # the previous upload failed and rewound the partition
             return
         owner, tp = self.owner, self.tp
         files = sorted(self.files.items(), key=lambda item: item[1].start)
-        batch = Batch(
-            tp.topic, tp.partition, self.start, self.next,
-            [(owner.path(tp, enc, f.start), f.buffer.finish()) for enc, f in files],
-        )  # fmt: skip
-        owner.destination.write_batch(batch)
-        log.debug("[%s] %s-%d: committed %d records [%d, %d) in %d files", owner.name,
-                  tp.topic, tp.partition, self.count, self.start, self.next,
-                  len(files))  # fmt: skip
-        self.files.clear()
+        job = Job(tp.topic, tp.partition, self.start, self.next,
+                  [(owner.path(tp, enc, f.start), f.buffer) for enc, f in files])  # fmt: skip
+        self.inflight = (owner.uploader.submit(job), self.start)
+        self.files = {}
         self.start = self.base_ts = self.deadline = None
         self.count = 0
+
+    def settle(self, wait: bool, raise_errors: bool) -> None:
+        """Collects the in-flight upload if done (or waits); on failure rewinds (module doc of
+        ``_upload``) and re-raises if ``raise_errors``."""
+        if self.inflight is None:
+            return
+        future, start = self.inflight
+        if not (wait or future.done()):
+            return
+        self.inflight = None
+        try:
+            future.result()
+        except ConnectError as exc:
+            tp = self.tp
+            log.warning("[%s] %s-%d: upload of batch at %d failed, rewinding: %s",
+                        self.owner.name, tp.topic, tp.partition, start, exc)  # fmt: skip
+            self.files = {}
+            self.start = self.base_ts = self.deadline = None
+            self.count = 0
+            self.next = self.rewind_to = start
+            self.owner.rewind(tp, start)
+            if raise_errors:
+                raise
+
+    def durable(self, delivered: int) -> int:
+        """The offset to commit: nothing at or past an in-flight, open or rewound batch."""
+        if self.rewind_to is not None:
+            return self.rewind_to
+        if self.inflight is not None:
+            return self.inflight[1]
+        return self.start if self.start is not None else delivered
 
 
 class RollingWriter:
@@ -130,8 +218,12 @@ class RollingWriter:
         destination: Destination,
         clock: Callable[[], int],
         name: str,
+        rewind: Callable[[TopicPartition, int], None] = lambda tp, offset: None,
+        background: bool = True,
     ) -> None:
         self.name = name
+        self.rewind = rewind
+        self.uploader = Uploader(destination, name, background)
         self.format = fmt
         self.partitioner = partitioner
         self.destination = destination
@@ -143,6 +235,8 @@ class RollingWriter:
         self.topics_dir = cfg.topics_dir.strip("/")
         self.pad: int = cfg.zero_pad_width
         self.needs_ts = self.rotate_ms > 0
+        # Fast path (PartitionWriter.add_run): constant directory, count/schedule rotation only.
+        self.fast = isinstance(partitioner, DefaultPartitioner) and not self.needs_ts
         self.writers: dict[TopicPartition, PartitionWriter] = {}
 
     def path(self, tp: TopicPartition, encoded: str, start: int) -> str:
@@ -177,11 +271,19 @@ class RollingWriter:
         return w
 
     def put(self, records: Sequence[SinkRecord]) -> None:
-        writers = self.writers
-        for record in records:
-            tp = TopicPartition(record.topic, record.partition or 0)
-            w = writers.get(tp) or self.writer(tp)
-            w.add(record)
+        """Splits ``records`` into runs of one partition (the worker's batches are mostly
+        long runs) and hands each run to its partition's writer."""
+        i, n = 0, len(records)
+        while i < n:
+            first = records[i]
+            topic, partition = first.topic, first.partition
+            j = i + 1
+            while j < n and records[j].partition == partition and records[j].topic == topic:
+                j += 1
+            tp = TopicPartition(topic, partition or 0)
+            w = self.writers.get(tp) or self.writer(tp)
+            w.add_run(records[i:j] if (i, j) != (0, n) else records)
+            i = j
 
     def pre_commit(self, offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
         out: dict[TopicPartition, int] = {}
@@ -190,25 +292,40 @@ class RollingWriter:
             if w is None:
                 out[tp] = delivered
                 continue
+            w.settle(wait=False, raise_errors=False)
             if w.start is not None and w.due():
                 try:
                     w.commit()
                 except RetriableError as exc:
                     log.warning("[%s] %s-%d: scheduled commit failed, will retry: %s",
                                 self.name, tp.topic, tp.partition, exc)  # fmt: skip
-            out[tp] = w.start if w.start is not None else delivered
+                w.settle(wait=False, raise_errors=False)
+            out[tp] = w.durable(delivered)
         return out
 
     def commit_all(self) -> None:
-        """Commits every open batch now (used by tests and benchmarks, not on stop)."""
+        """Commits every open batch now and waits for the uploads (tests, benchmarks)."""
         for w in self.writers.values():
             w.commit()
+            w.settle(wait=True, raise_errors=True)
+
+    def drain(self) -> None:
+        """Waits for every in-flight upload; raises the first failure (after rewinding)."""
+        for w in self.writers.values():
+            w.settle(wait=True, raise_errors=True)
+
+    def stop(self) -> None:
+        """Waits for in-flight uploads to finish, then ends the upload thread."""
+        self.uploader.close()
 
     def close(self, partitions: Iterable[TopicPartition]) -> None:
         """Drops open batches: their offsets were not committed, so they are redelivered to
         whichever task gets the partition next, which rewrites them under the same names."""
         for tp in partitions:
             w = self.writers.pop(tp, None)
+            if w is not None:
+                # The next owner must not race this task's upload to the same names.
+                w.settle(wait=True, raise_errors=False)
             if w is not None and w.start is not None:
                 log.info("[%s] %s-%d: dropping %d uncommitted records from %d on close",
                          self.name, tp.topic, tp.partition, w.count, w.start)  # fmt: skip

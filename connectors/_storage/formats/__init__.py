@@ -12,6 +12,7 @@ Compression (``compress``) applies to line formats only; Parquet compresses insi
 from __future__ import annotations
 
 import gzip
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from hub.api import ConfigError, SinkRecord
@@ -22,6 +23,10 @@ class FileBuffer(Protocol):
 
     def add(self, record: SinkRecord) -> None:
         """Appends one record; raises DataError if the record cannot be represented."""
+
+    def add_many(self, records: Sequence[SinkRecord]) -> None:
+        """Appends records (the hot path); on a DataError the records before the bad one are
+        in, the rest are not, as with ``add`` one by one."""
 
     def finish(self) -> bytes:
         """The complete file."""

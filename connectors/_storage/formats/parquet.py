@@ -16,6 +16,7 @@ The file extension carries the codec, as Confluent's does: ``.snappy.parquet``, 
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -97,6 +98,19 @@ class ParquetFile:
             )
         self._rows.append(value)
         self.count += 1
+
+    def add_many(self, records: Sequence[SinkRecord]) -> None:
+        if self._wrap is None or self._wrap:
+            for record in records:
+                self.add(record)
+            return
+        rows = [r.value for r in records]
+        if not all(type(v) is dict for v in rows):
+            for record in records:
+                self.add(record)
+            return
+        self._rows += rows
+        self.count += len(rows)
 
     def finish(self) -> bytes:
         try:

@@ -6,6 +6,8 @@ DataError, because silently re-encoding it would not be "the bytes of the record
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from connectors._storage.formats import COMPRESSION_EXTENSIONS, compress
 from hub.api import DataError, SinkRecord
 
@@ -33,6 +35,10 @@ class BytesFile:
             )
         self._chunks.append(value)
         self.count += 1
+
+    def add_many(self, records: Sequence[SinkRecord]) -> None:
+        for record in records:
+            self.add(record)
 
     def finish(self) -> bytes:
         data = self._sep.join(self._chunks) + (self._sep if self._chunks else b"")

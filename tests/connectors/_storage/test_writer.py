@@ -48,13 +48,18 @@ class Recorder:
         return [path for b in self.batches for path, _ in b.files]
 
 
-def make(clock: Clock | None = None, dest: Recorder | None = None, **raw: Any) -> RollingWriter:
+def make(
+    clock: Clock | None = None, dest: Recorder | None = None, background: bool = False,
+    rewinds: dict[TopicPartition, int] | None = None, **raw: Any,
+) -> RollingWriter:  # fmt: skip
+    rewinds = {} if rewinds is None else rewinds
     cfg = StorageSinkConfig.parse(
         {"topics": "t", "flush.size": 3, "format.class": "JsonFormat", **raw}
     )
     clock = clock or Clock()
     writer = RollingWriter(cfg, build_format(cfg), build_partitioner(cfg, clock),
-                           dest or Recorder(), clock, "test")  # fmt: skip
+                           dest or Recorder(), clock, "test", rewinds.__setitem__,
+                           background)  # fmt: skip
     writer.open([TP])
     return writer
 
@@ -127,17 +132,41 @@ def test_redelivered_and_recovered_offsets_are_skipped() -> None:
     assert w.writers[TP].count == 1
 
 
-def test_failed_commit_keeps_the_batch_and_retries() -> None:
-    dest = Recorder()
+def test_failed_upload_rewinds_the_partition_and_rebuilds_the_batch() -> None:
+    dest, rewinds = Recorder(), {}
     dest.fail = 1
-    w = make(dest=dest)
+    w = make(dest=dest, rewinds=rewinds, background=True)
+    w.put([rec(i, {"i": i}) for i in range(4)])  # [0,3) handed to the uploader, which fails
     with pytest.raises(RetriableError):
-        w.put([rec(i, {"i": i}) for i in range(3)])
-    assert w.pre_commit({TP: 3}) == {TP: 0}
-    w.put([rec(i, {"i": i}) for i in range(3)])  # the worker redelivers the same batch
-    w.put([rec(3, {"i": 3})])
-    assert [(b.start, b.next_offset) for b in dest.batches] == [(0, 3)]
-    assert dest.batches[0].files[0][1].count(b"\n") == 3
+        w.drain()
+    assert rewinds == {TP: 0}  # the worker is asked to seek back to the batch start
+    assert w.pre_commit({TP: 4}) == {TP: 0}
+    w.put([rec(i, {"i": i}) for i in range(4, 6)])  # the retried put is ignored until the seek
+    w.put([rec(i, {"i": i}) for i in range(6)])  # redelivered from 0 after the seek
+    w.drain()
+    assert [(b.start, b.next_offset) for b in dest.batches] == [(0, 3), (3, 6)]
+    assert dest.batches[0].files[0][1] == b'{"i":0}\n{"i":1}\n{"i":2}\n'
+    assert w.pre_commit({TP: 6}) == {TP: 6}
+    w.stop()
+
+
+def test_background_upload_offsets_wait_for_the_upload() -> None:
+    import threading
+
+    gate = threading.Event()
+
+    class Slow(Recorder):
+        def write_batch(self, batch: Batch) -> None:
+            gate.wait(10)
+            super().write_batch(batch)
+
+    w = make(dest=Slow(), background=True)
+    w.put([rec(i, {"i": i}) for i in range(3)])
+    assert w.pre_commit({TP: 3}) == {TP: 0}  # uploaded? not yet: nothing to commit
+    gate.set()
+    w.drain()
+    assert w.pre_commit({TP: 3}) == {TP: 3}
+    w.stop()
 
 
 def test_close_drops_the_open_batch() -> None:

@@ -39,6 +39,13 @@ def start(cfg: dict[str, Any]) -> HdfsSinkTask:
     return task
 
 
+def put(task: Any, records: list[Any]) -> None:
+    """put, then wait for the background uploads (what a later pre_commit would observe)."""
+    task.put(records)
+    assert task.writer is not None
+    task.writer.drain()
+
+
 def lines(i: int, j: int) -> list[Any]:
     return [rec(n, {"n": n, "msg": f"line {n}"}, topic="logs") for n in range(i, j)]
 
@@ -58,7 +65,7 @@ def test_files_are_renamed_into_place_with_confluent_names(
     webhdfs: WebHdfsServer, base: str
 ) -> None:
     task = start(config(webhdfs.url, base))
-    task.put(lines(0, 7))
+    put(task, lines(0, 7))
     assert task.pre_commit({TP: 7}) == {TP: 6}
     assert files(webhdfs, base) == [
         "logs/partition=0/logs+0+0000000000.json",
@@ -73,9 +80,9 @@ def test_files_are_renamed_into_place_with_confluent_names(
 
 def test_restart_resumes_after_committed_files(webhdfs: WebHdfsServer, base: str) -> None:
     cfg = config(webhdfs.url, base, **{"format.class": "ParquetFormat"})
-    start(cfg).put(lines(0, 4))
+    put(start(cfg), lines(0, 4))
     again = start(cfg)
-    again.put(lines(0, 6))  # redelivered from 0 because offsets were never committed
+    put(again, lines(0, 6))  # redelivered from 0 because offsets were never committed
     names = files(webhdfs, base)
     assert names == ["logs/partition=0/logs+0+0000000000.snappy.parquet",
                      "logs/partition=0/logs+0+0000000003.snappy.parquet"]  # fmt: skip
@@ -88,12 +95,12 @@ def test_restart_resumes_after_committed_files(webhdfs: WebHdfsServer, base: str
 def test_crash_before_marker_rewrites_same_names(webhdfs: WebHdfsServer, base: str) -> None:
     cfg = config(webhdfs.url, base)
     task = start(cfg)
-    task.put(lines(0, 6))
+    put(task, lines(0, 6))
     # Files of [3, 6) renamed into place, but the marker still says next=3 (crash between).
     marker = webhdfs.local(f"{base}/logs/logs/0/committed.json")
     marker.write_text(json.dumps({"start": 0, "next": 3}))
     again = start(cfg)
-    again.put(lines(0, 6))
+    put(again, lines(0, 6))
     assert len(files(webhdfs, base)) == 2
     assert json.loads(marker.read_text())["next"] == 6
 
@@ -104,8 +111,9 @@ def test_namenode_hiccup_is_retriable_and_the_batch_survives(
     task = start(config(webhdfs.url, base))
     webhdfs.fail_next("RENAME", 1)
     with pytest.raises(RetriableError):
-        task.put(lines(0, 3))
-    task.put(lines(0, 4))  # the worker redelivers; the kept batch commits first
+        put(task, lines(0, 3))  # the upload fails in the background; the partition rewinds
+    assert task.context.rewinds == {TP: 0}  # type: ignore[attr-defined]
+    put(task, lines(0, 4))  # the worker redelivers from the rewind offset
     assert files(webhdfs, base) == ["logs/partition=0/logs+0+0000000000.json"]
 
 
@@ -132,7 +140,7 @@ def test_real_cluster_roundtrip() -> None:
     user = os.environ.get("SLUICE_TEST_WEBHDFS_USER", "sluice")
     base = f"/tmp/sluice-test-{uuid.uuid4().hex[:8]}"
     task = start(config(url, base, **{"hdfs.user": user}))
-    task.put(lines(0, 3))
+    put(task, lines(0, 3))
     client = InsecureClient(url, user=user)
     try:
         path = f"{base}/topics/logs/partition=0/logs+0+0000000000.json"

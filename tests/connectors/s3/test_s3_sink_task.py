@@ -38,6 +38,13 @@ def start(cfg: dict[str, Any], clock: Clock | None = None) -> S3SinkTask:
     return task
 
 
+def put(task: Any, records: list[Any]) -> None:
+    """put, then wait for the background uploads (what a later pre_commit would observe)."""
+    task.put(records)
+    assert task.writer is not None
+    task.writer.drain()
+
+
 def keys(client: Any, bucket: str) -> list[str]:
     resp = client.list_objects_v2(Bucket=bucket)
     return sorted(o["Key"] for o in resp.get("Contents", []))
@@ -56,7 +63,7 @@ def test_json_objects_have_confluent_names_and_contents(
     s3_server: S3Server, s3_bucket: str, s3_client: Any
 ) -> None:
     task = start(config(s3_server, s3_bucket))
-    task.put(orders(0, 7))
+    put(task, orders(0, 7))
     assert task.pre_commit({TP: 7}) == {TP: 6}
     assert keys(s3_client, s3_bucket) == [
         "topics/orders/partition=0/orders+0+0000000000.json",
@@ -72,7 +79,7 @@ def test_parquet_with_schema_reads_back(
 ) -> None:
     schema = struct(("id", INT64_SCHEMA), ("item", STRING_SCHEMA))
     task = start(config(s3_server, s3_bucket, **{"format.class": PARQUET, "flush.size": 2}))
-    task.put([r.replace(value_schema=schema) for r in orders(0, 2)])
+    put(task, [r.replace(value_schema=schema) for r in orders(0, 2)])
     (key,) = keys(s3_client, s3_bucket)
     assert key.endswith("orders+0+0000000000.snappy.parquet")
     table = pq.read_table(io.BytesIO(body(s3_client, s3_bucket, key)))
@@ -83,7 +90,7 @@ def test_large_object_goes_multipart(s3_server: S3Server, s3_bucket: str, s3_cli
     big = "x" * 1_100_000
     task = start(config(s3_server, s3_bucket, **{"s3.part.size": 5 * 1024 * 1024,
                                                   "flush.size": 6}))  # fmt: skip
-    task.put([rec(i, {"blob": big}, topic="orders") for i in range(6)])
+    put(task, [rec(i, {"blob": big}, topic="orders") for i in range(6)])
     (key,) = keys(s3_client, s3_bucket)
     head = s3_client.head_object(Bucket=s3_bucket, Key=key)
     assert "-" in head["ETag"]  # a multipart upload's ETag is "<md5>-<parts>"
@@ -95,9 +102,9 @@ def test_crash_after_upload_before_offset_commit_is_skipped_on_restart(
 ) -> None:
     cfg = config(s3_server, s3_bucket)
     first = start(cfg)
-    first.put(orders(0, 4))  # [0,3) uploaded; the worker dies before committing offsets
+    put(first, orders(0, 4))  # [0,3) uploaded; the worker dies before committing offsets
     second = start(cfg)  # redelivered from offset 0
-    second.put(orders(0, 7))
+    put(second, orders(0, 7))
     assert keys(s3_client, s3_bucket) == [
         "topics/orders/partition=0/orders+0+0000000000.json",
         "topics/orders/partition=0/orders+0+0000000003.json",
@@ -116,13 +123,13 @@ def test_partial_batch_is_rewritten_under_the_same_names(
     values = [{"k": "a"}, {"k": "b"}, {"k": "b"}, {"k": "a"}, {"k": "b"}, {"k": "a"}]
     records = [rec(i, v, topic="orders") for i, v in enumerate(values)]
     task = start(cfg)
-    task.put(records)
+    put(task, records)
     # Simulate a crash in the middle of the second batch's upload: its first file is missing.
     s3_client.delete_object(Bucket=s3_bucket, Key="topics/orders/k=a/orders+0+0000000003.json")
     before = keys(s3_client, s3_bucket)
     assert "topics/orders/k=b/orders+0+0000000004.json" in before
     again = start(cfg)
-    again.put(records)
+    put(again, records)
     after = keys(s3_client, s3_bucket)
     assert after == sorted([*before, "topics/orders/k=a/orders+0+0000000003.json"])
     rows = sorted(json.dumps(json.loads(x)) for k in after
@@ -137,9 +144,12 @@ def test_schedule_rotation_commits_quiet_partition(
     cfg = config(s3_server, s3_bucket, **{"flush.size": 1000,
                                           "rotate.schedule.interval.ms": 60_000})  # fmt: skip
     task = start(cfg, clock)
-    task.put(orders(0, 2))
+    put(task, orders(0, 2))
     assert task.pre_commit({TP: 2}) == {TP: 0}
     clock.now += 60_000
+    task.pre_commit({TP: 2})  # the boundary passed: the batch is handed to the uploader
+    assert task.writer is not None
+    task.writer.drain()
     assert task.pre_commit({TP: 2}) == {TP: 2}
     assert len(keys(s3_client, s3_bucket)) == 1
 
