@@ -15,8 +15,10 @@ One pass over a partition:
    topics, we cannot check on the undecoded hot path); a surviving tombstone (null value) is
    dropped once ``now - its timestamp > delete.retention.ms``. Batches that keep every record
    are copied byte for byte; others are re-encoded with their original codec, base offset,
-   producer fields, leader epoch and timestamp type, so every surviving record keeps its
-   offset. Control batches are copied unchanged.
+   lastOffsetDelta, producer fields, leader epoch and timestamp type, so every surviving
+   record keeps its offset and the batch its offset range. Control batches, and the last
+   batch of each idempotent producer if it would vanish, are copied unchanged (the latter
+   keeps producer sequence state rebuildable from headers, as Kafka's cleaner does).
 
 Tombstone expiry is measured from the tombstone's own timestamp, not from when a cleaner
 first saw it (Kafka's delete horizon): consumers get ``delete.retention.ms`` after the delete
@@ -76,10 +78,12 @@ class LogCleaner:
         due = dirty > 0 and dirty >= cfg.min_cleanable_dirty_ratio * total
         if not (force or due or now >= deadline):
             return 0
-        latest = self._latest_offsets(cleanable)
+        latest, producer_last = self._latest_offsets(cleanable)
         rewritten, next_deadline = 0, _NEVER
         for segment, size in cleanable:
-            build_dir, deadline_here = self._rebuild(plog, segment, size, latest, now)
+            build_dir, deadline_here = self._rebuild(
+                plog, segment, size, latest, producer_last, now
+            )
             next_deadline = min(next_deadline, deadline_here)
             if build_dir is None:
                 continue
@@ -97,17 +101,23 @@ class LogCleaner:
     def _batches(segment: Segment, size: int) -> list[tuple[BatchPosition, bytes]]:
         return [(b, segment.read(b.position, b.position + b.size)) for b in segment.scan(0, size)]
 
-    def _latest_offsets(self, cleanable: list[tuple[Segment, int]]) -> dict[bytes, int]:
+    def _latest_offsets(
+        self, cleanable: list[tuple[Segment, int]]
+    ) -> tuple[dict[bytes, int], set[int]]:
+        """(newest offset per key, base offsets of each idempotent producer's last batch)."""
         latest: dict[bytes, int] = {}
+        producer_last: dict[int, int] = {}
         for segment, size in cleanable:
             for _, raw in self._batches(segment, size):
                 for decoded in decode_batches(raw):
+                    if decoded.producer_id >= 0:
+                        producer_last[decoded.producer_id] = decoded.base_offset
                     if decoded.is_control:
                         continue
                     for record in decoded.records:
                         if record.key is not None:
                             latest[record.key] = record.offset
-        return latest
+        return latest, set(producer_last.values())
 
     def _survivors(
         self, decoded: DecodedBatch, latest: dict[bytes, int], now: int, retention: int
@@ -126,7 +136,13 @@ class LogCleaner:
         return keep, deadline
 
     def _rebuild(
-        self, plog: PartitionLog, segment: Segment, size: int, latest: dict[bytes, int], now: int
+        self,
+        plog: PartitionLog,
+        segment: Segment,
+        size: int,
+        latest: dict[bytes, int],
+        producer_last: set[int],
+        now: int,
     ) -> tuple[Path | None, int]:
         """Writes the compacted segment into a build directory (None if nothing would change);
         also returns the earliest expiry of a tombstone it keeps."""
@@ -140,6 +156,11 @@ class LogCleaner:
             keep, dl = self._survivors(decoded, latest, now, plog.config.delete_retention_ms)
             deadline = min(deadline, dl)
             if len(keep) == len(decoded.records):
+                out.append((raw, b.base_offset, b.last_offset, b.max_timestamp))
+                continue
+            if not keep and b.base_offset in producer_last:
+                # An idempotent producer's last batch stays (stale records and all): its
+                # header is what rebuilds that producer's sequence state after a reopen.
                 out.append((raw, b.base_offset, b.last_offset, b.max_timestamp))
                 continue
             changed = True
@@ -187,11 +208,14 @@ def _encode(decoded: DecodedBatch, keep: list[Record], raw: bytes) -> bytes:
         )
     )
     batch.set_leader_epoch(data, 0, batch.read_header(raw).leader_epoch)
+    # Keep lastOffsetDelta (as Kafka does) even if the batch's last records went: the batch
+    # still spans the same offsets and its producer's last sequence stays derivable.
+    data[23:27] = (decoded.last_offset - decoded.base_offset).to_bytes(4, "big")
     if decoded.timestamp_type == 1:  # LogAppendTime: keep the flag and the broker's timestamp
         attrs = int.from_bytes(data[21:23], "big") | batch.ATTR_TIMESTAMP_TYPE
         data[21:23] = attrs.to_bytes(2, "big")
         data[35:43] = decoded.max_timestamp.to_bytes(8, "big", signed=True)
-        data[17:21] = crc32c(memoryview(data)[21:]).to_bytes(4, "big")
+    data[17:21] = crc32c(memoryview(data)[21:]).to_bytes(4, "big")
     return bytes(data)
 
 

@@ -195,3 +195,30 @@ def test_compaction_property(
     assert len(cleaned_keys) == len(set(cleaned_keys))
     assert [r for r in after if r[0] >= cleaned_end] == [r for r in before if r[0] >= cleaned_end]
     plog.close()
+
+
+def test_idempotent_producer_state_survives_compaction_and_a_lost_snapshot(tmp_path: Path) -> None:
+    clock = Clock(10 * DAY)
+    plog = compacted_log(tmp_path, clock)
+    for seq in range(20):
+        plog.append(
+            make_batch(
+                [b"v%d" % seq, b"w%d" % seq],
+                keys=[b"k", b"k"],
+                timestamp=clock.now,
+                producer_id=42,
+                producer_epoch=0,
+                base_sequence=seq * 2,
+            )
+        )
+    plog.roll()  # everything closed: the producer's last batch is in the cleaned range
+    assert LogCleaner(clock).clean(plog, force=True) > 0
+    plog.close()
+    (plog.directory / "producer-state.json").unlink()  # force a replay from batch headers
+    plog = compacted_log(tmp_path, clock)
+    retry = make_batch(
+        [b"v19", b"w19"], keys=[b"k", b"k"], producer_id=42, producer_epoch=0, base_sequence=38
+    )
+    assert plog.append(retry).duplicate
+    nxt = make_batch([b"x"], keys=[b"k"], producer_id=42, producer_epoch=0, base_sequence=40)
+    assert plog.append(nxt).first_offset == 40
