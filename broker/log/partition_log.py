@@ -72,7 +72,8 @@ class ReadResult:
     size: int
 
 
-_EMPTY = ReadResult([], 0)
+def _empty() -> ReadResult:
+    return ReadResult([], 0)  # a fresh one each time: callers may extend chunks
 
 
 class PartitionLog(RetentionMixin):
@@ -212,8 +213,8 @@ class PartitionLog(RetentionMixin):
             first = self.log_end_offset
             iov, positions = stamp(records, located, first, leader_epoch, append_time)
             size = positions[-1].position + positions[-1].size
-            segment = self._maybe_roll(size, positions, now)
             try:
+                segment = self._maybe_roll(size, positions, now)
                 segment.append(iov, size, positions)
             except OSError as exc:
                 raise self._storage_error(exc, "append to") from exc
@@ -291,13 +292,13 @@ class PartitionLog(RetentionMixin):
                 f"log start {start_offset}, log end {end_offset}"
             )
         if upper_bound is not None and offset >= upper_bound:
-            return _EMPTY
+            return _empty()
         i = max(0, bisect.bisect_right(segments, offset, key=_base_offset) - 1)
         for segment in segments[i:]:
             data = read_batches(segment, offset, max_bytes, segment.size, upper_bound, min_one)
             if data is not None:
-                return ReadResult([data], len(data)) if data else _EMPTY
-        return _EMPTY
+                return ReadResult([data], len(data)) if data else _empty()
+        return _empty()
 
     # ------------------------------------------------------------ timestamps
 
