@@ -34,6 +34,7 @@ class RetentionMixin:
     _log_start: int
     _hw: int
     _recovery_point: int
+    _closed: bool
     _dirty: list[Segment]
     _producers: ProducerStateManager
     config: LogConfig
@@ -142,13 +143,13 @@ class RetentionMixin:
         directory, then the indexes replace theirs and the ``.log`` goes last. Recovery
         finishes any ``.log.swap`` and rebuilds its indexes, so every crash point leaves either
         the old or the new segment. Returns False (and changes nothing) if ``old`` was deleted,
-        truncated or became active meanwhile.
+        truncated or became active meanwhile, or the log was closed.
         """
         from broker.log.recovery import recover_segment
 
         with self._lock:
             segments = list(self._segments)
-            if old not in segments[:-1] or old.size != expected_size:
+            if self._closed or old not in segments[:-1] or old.size != expected_size:
                 return False
             base = old.base_offset
             names = files.segment_files(self.directory, base)
