@@ -42,6 +42,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "connectors.postgres_cdc.plugin",
     "connectors.s3.plugin",
     "connectors.hdfs.plugin",
+    "connectors.warehouse.plugin",
 )
 
 

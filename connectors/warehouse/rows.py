@@ -1,0 +1,225 @@
+"""Records -> row changes: which table, write/delete/truncate, column values and their shape.
+
+Confluent's JDBC sink semantics for the primary key (``pk.mode``/``pk.fields``):
+
+* ``none``: no key; rows are appended.
+* ``kafka``: columns ``__connect_topic``, ``__connect_partition``, ``__connect_offset`` (or the
+  three ``pk.fields`` names) hold the record's coordinates: redelivery after a crash rewrites
+  the same rows instead of duplicating them (with ``insert.mode=upsert``).
+* ``record_key``: a struct key gives the ``pk.fields`` it names (all of its fields when
+  empty); a primitive key needs exactly one ``pk.fields`` name, the column it goes in.
+* ``record_value``: the ``pk.fields`` of the value (all of its fields when empty).
+
+Anything a single record gets wrong (no key, a missing key field, a value that is not a
+struct) raises ``DataError`` naming the record, so ``errors.tolerance``/the dead-letter queue
+can take it instead of the task failing. Tombstones (null values) are deletes with
+``delete.enabled`` and otherwise skipped (counted; Debezium sends one after every delete).
+
+``Shape`` (the columns a record needs) is computed once per (table, key schema, value schema)
+object, or per column-name tuple for schemaless values, and cached: per record the work is
+building one dict.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+
+from connectors.warehouse import debezium
+from connectors.warehouse.config import KAFKA_PK_FIELDS, WarehouseSinkConfig
+from connectors.warehouse.types import column_type, infer_type, to_json_text
+from hub.api import DataError, Schema, SinkRecord, Type
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    name: str
+    type: sa.types.TypeEngine[Any]
+    nullable: bool
+
+
+@dataclass(slots=True)
+class Shape:
+    """The columns one kind of record fills; ``pk`` names the key columns (may be empty)."""
+
+    columns: tuple[Column, ...]
+    pk: tuple[str, ...]
+    adapters: tuple[tuple[str, Callable[[Any], Any]], ...] = ()
+    names: tuple[str, ...] = field(default=())
+
+
+@dataclass(slots=True)
+class RowChange:
+    record: SinkRecord
+    table: str
+    action: str  # "write" | "delete" | "truncate"
+    row: dict[str, Any]  # column -> value; only the key columns for a delete
+    shape: Shape
+
+
+def where(record: SinkRecord) -> str:
+    return f"{record.topic}-{record.partition}@{record.offset}"
+
+
+class RowBuilder:
+    """Turns records into ``RowChange``s for one task's config. Not thread-safe (task thread)."""
+
+    def __init__(self, config: WarehouseSinkConfig) -> None:
+        self.config = config
+        self._tables: dict[str, str] = {}
+        self._shapes: dict[tuple[Any, ...], tuple[Shape, Any, Any]] = {}
+        self.skipped = 0  # tombstones/deletes/truncates not applied by configuration
+        self._kafka_names = tuple(config.pk_fields) if config.pk_mode == "kafka" and \
+            config.pk_fields else KAFKA_PK_FIELDS  # fmt: skip
+        self._whitelist = frozenset(config.fields_whitelist)
+        unwrap = config.debezium_unwrap
+        self._unwrap: Callable[[Any, Schema | None], bool] = (
+            debezium.is_envelope if unwrap == "auto" else (lambda v, s: unwrap == "true")
+        )
+
+    def table_for(self, topic: str) -> str:
+        name = self._tables.get(topic)
+        if name is None:
+            name = self._tables[topic] = self.config.table_name_format.replace("${topic}", topic)
+        return name
+
+    def build(self, record: SinkRecord) -> RowChange | None:
+        """The change ``record`` asks for, or None when configuration says to skip it."""
+        value, vschema = record.value, record.value_schema
+        action = "write"
+        if value is not None and self._unwrap(value, vschema):
+            if not isinstance(value, dict):
+                raise DataError(f"record {where(record)}: debezium.unwrap=true but the value "
+                                "is not a change event")  # fmt: skip
+            change = debezium.unwrap(value, vschema)
+            vschema = change.row_schema
+            if change.op == "d":
+                action = "delete"
+            elif change.op == "t":
+                action = "truncate"
+            elif change.row is None:
+                raise DataError(f"record {where(record)}: change event op={change.op!r} "
+                                "without an 'after' row")  # fmt: skip
+            value = change.row
+        elif value is None:
+            action = "delete"
+        table = self.table_for(record.topic)
+        if action == "truncate":
+            if not self.config.truncate_enabled:
+                self.skipped += 1
+                return None
+            return RowChange(record, table, action, {}, Shape((), ()))
+        if action == "delete" and not self.config.delete_enabled:
+            self.skipped += 1
+            return None
+        key_values, key_schema = self._key(record, value)
+        if action == "delete":
+            shape = self._shape(table, key_values, key_schema, None, None)
+            return RowChange(record, table, action, key_values, shape)
+        if not isinstance(value, dict):
+            raise DataError(f"record {where(record)}: the value must be a struct or map to "
+                            f"become a row, got {type(value).__name__}")  # fmt: skip
+        shape = self._shape(table, key_values, key_schema, value, vschema)
+        row = {name: value.get(name) for name in shape.names}
+        row.update(key_values)
+        for name, adapt in shape.adapters:
+            v = row[name]
+            if v is not None:
+                try:
+                    row[name] = adapt(v)
+                except (TypeError, ValueError, OverflowError) as exc:
+                    raise DataError(f"record {where(record)}: field {name!r}: {exc}") from None
+        if vschema is None:
+            for name, v in row.items():
+                if isinstance(v, dict | list):
+                    row[name] = to_json_text(v)
+        return RowChange(record, table, action, row, shape)
+
+    def _key(self, record: SinkRecord, value: Any) -> tuple[dict[str, Any], Schema | None]:
+        mode, names = self.config.pk_mode, self.config.pk_fields
+        if mode == "none":
+            return {}, None
+        if mode == "kafka":
+            n = self._kafka_names
+            return {n[0]: record.topic, n[1]: record.partition, n[2]: record.offset}, None
+        if mode == "record_key":
+            key, schema = record.key, record.key_schema
+            if key is None:
+                raise DataError(f"record {where(record)}: pk.mode=record_key but it has no key")
+            if not isinstance(key, dict):
+                if len(names) != 1:
+                    raise DataError(f"record {where(record)}: a primitive key needs exactly one "
+                                    "pk.fields name (the column it is written to)")  # fmt: skip
+                return {names[0]: key}, schema
+            return _pick(record, key, names, "key"), schema
+        if not isinstance(value, dict):
+            raise DataError(f"record {where(record)}: pk.mode=record_value needs a struct value")
+        return _pick(record, value, names, "value"), None
+
+    def _shape(self, table: str, key_values: dict[str, Any], key_schema: Schema | None,
+               value: dict[str, Any] | None, vschema: Schema | None) -> Shape:  # fmt: skip
+        if vschema is not None or value is None:
+            cache_key: tuple[Any, ...] = (table, id(key_schema), id(vschema), tuple(key_values))
+        else:
+            cache_key = (table, id(key_schema), tuple(key_values), tuple(value))
+        hit = self._shapes.get(cache_key)
+        if hit is not None:
+            return hit[0]
+        shape = self._new_shape(key_values, key_schema, value, vschema)
+        if len(self._shapes) > 10_000:
+            self._shapes.clear()
+        self._shapes[cache_key] = (shape, key_schema, vschema)  # holds the ids alive
+        return shape
+
+    def _new_shape(self, key_values: dict[str, Any], key_schema: Schema | None,
+                   value: dict[str, Any] | None, vschema: Schema | None) -> Shape:  # fmt: skip
+        columns: dict[str, Column] = {}
+        adapters: list[tuple[str, Callable[[Any], Any]]] = []
+        pk = tuple(key_values)
+        for name, v in key_values.items():
+            fs = _field_schema(key_schema, name, len(key_values))
+            kind, adapt = column_type(fs) if fs is not None else infer_type(v)
+            columns[name] = Column(name, kind, False)
+            if adapt is not None:
+                adapters.append((name, adapt))
+        names: list[str] = []
+        if vschema is not None and vschema.type is Type.STRUCT:
+            fields = [(f.name, f.schema) for f in vschema.fields]
+        else:
+            fields = [(name, None) for name in (value or {})]
+        for name, fs in fields:
+            if self._whitelist and name not in self._whitelist and name not in key_values:
+                continue
+            names.append(name)
+            if name in columns:
+                continue
+            kind, adapt = column_type(fs) if fs is not None else infer_type((value or {})[name])
+            columns[name] = Column(name, kind, fs.optional if fs is not None else True)
+            if adapt is not None:
+                adapters.append((name, adapt))
+        return Shape(tuple(columns.values()), pk, tuple(adapters), tuple(names))
+
+
+def _field_schema(schema: Schema | None, name: str, count: int) -> Schema | None:
+    if schema is None:
+        return None
+    if schema.type is Type.STRUCT:
+        f = schema.field(name)
+        return f.schema if f is not None else None
+    return schema if count == 1 else None
+
+
+def _pick(record: SinkRecord, data: dict[str, Any], names: list[str], what: str) -> dict[str, Any]:
+    if not names:
+        return dict(data)
+    missing = [n for n in names if n not in data or data[n] is None]
+    if missing:
+        raise DataError(f"record {where(record)}: primary key field(s) {missing} missing "
+                        f"from the record {what} (pk.fields)")  # fmt: skip
+    return {n: data[n] for n in names}

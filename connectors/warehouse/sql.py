@@ -1,0 +1,151 @@
+"""Statements per dialect: bulk insert, native upsert, update and delete by key.
+
+* Plain inserts on PostgreSQL go through ``COPY ... FROM STDIN`` (psycopg 3's copy), the
+  fastest path the server has; elsewhere ``executemany`` in ``batch.size`` chunks.
+* Upserts use the dialect's own ``INSERT ... ON CONFLICT (key) DO UPDATE``: on PostgreSQL one
+  statement per chunk over ``unnest`` of per-column arrays (one round trip, no per-row
+  statement), on SQLite and DuckDB ``executemany`` of the ON CONFLICT insert. Other dialects
+  fall back to UPDATE, then INSERT of the rows the UPDATE did not find.
+* ``update`` mode: UPDATE ... WHERE key, rows that match nothing are ignored (Confluent's).
+* Deletes: DELETE ... WHERE key, ``executemany``; truncate events: DELETE of every row (it
+  stays inside the batch's transaction, which TRUNCATE is not on every database).
+
+All functions run inside the caller's transaction and never commit. Within one call rows
+must all have the same columns (the caller groups them); ON CONFLICT cannot touch one row
+twice in a statement, so the caller collapses repeated keys first (last change wins).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+
+Rows = Sequence[dict[str, Any]]
+
+
+def _chunks(rows: Rows, size: int) -> Iterator[Rows]:
+    for i in range(0, len(rows), size):
+        yield rows[i : i + size]
+
+
+def insert(conn: sa.Connection, table: sa.Table, rows: Rows, batch_size: int) -> None:
+    if conn.dialect.name == "postgresql" and _psycopg(conn):
+        _copy(conn, table, rows)
+        return
+    for chunk in _chunks(rows, batch_size):
+        conn.execute(table.insert(), list(chunk))
+
+
+def _psycopg(conn: sa.Connection) -> bool:
+    return conn.dialect.driver == "psycopg"
+
+
+def _copy(conn: sa.Connection, table: sa.Table, rows: Rows) -> None:
+    preparer = conn.dialect.identifier_preparer
+    names = list(rows[0])
+    cols = ", ".join(preparer.quote(n) for n in names)
+    raw = conn.connection.driver_connection
+    assert raw is not None
+    with raw.cursor() as cur:  # type: ignore[attr-defined]
+        stmt = f"COPY {preparer.format_table(table)} ({cols}) FROM STDIN"
+        with cur.copy(stmt) as copy:
+            write = copy.write_row
+            for row in rows:
+                write(tuple(row.values()))
+
+
+def upsert(conn: sa.Connection, table: sa.Table, rows: Rows, pk: Sequence[str],
+           batch_size: int) -> None:  # fmt: skip
+    names = list(rows[0])
+    others = [n for n in names if n not in pk]
+    dialect = conn.dialect.name
+    if dialect == "postgresql" and _psycopg(conn):
+        for chunk in _chunks(rows, batch_size):
+            _pg_unnest_upsert(conn, table, chunk, names, pk, others)
+        return
+    if dialect in ("sqlite", "duckdb", "postgresql"):
+        module = sqlite if dialect == "sqlite" else postgresql  # duckdb-engine is PG-based
+        stmt = module.insert(table)
+        if others:
+            stmt = stmt.on_conflict_do_update(
+                index_elements=list(pk), set_={n: stmt.excluded[n] for n in others}
+            )
+        else:
+            stmt = stmt.on_conflict_do_nothing(index_elements=list(pk))
+        for chunk in _chunks(rows, batch_size):
+            conn.execute(stmt, list(chunk))
+        return
+    for row in rows:  # portable fallback: one UPDATE, then INSERT if it found nothing
+        if not others or _update_one(conn, table, row, pk, others) == 0:
+            if not others and _exists(conn, table, row, pk):
+                continue
+            conn.execute(table.insert(), [row])
+
+
+def _pg_unnest_upsert(conn: sa.Connection, table: sa.Table, rows: Rows, names: list[str],
+                      pk: Sequence[str], others: list[str]) -> None:  # fmt: skip
+    preparer = conn.dialect.identifier_preparer
+    quoted = [preparer.quote(n) for n in names]
+    casts = [table.c[n].type.compile(dialect=conn.dialect) for n in names]
+    selects = ", ".join(f"%s::{cast}[]" for cast in casts)
+    if others:
+        action = "DO UPDATE SET " + ", ".join(
+            f"{preparer.quote(n)} = EXCLUDED.{preparer.quote(n)}" for n in others
+        )
+    else:
+        action = "DO NOTHING"
+    sql = (
+        f"INSERT INTO {preparer.format_table(table)} ({', '.join(quoted)}) "
+        f"SELECT * FROM unnest({selects}) "
+        f"ON CONFLICT ({', '.join(preparer.quote(n) for n in pk)}) {action}"
+    )
+    columns = [[row[n] for row in rows] for n in names]
+    raw = conn.connection.driver_connection
+    assert raw is not None
+    with raw.cursor() as cur:  # type: ignore[attr-defined]
+        cur.execute(sql, columns)
+
+
+def _key_clause(table: sa.Table, pk: Sequence[str]) -> Any:
+    return sa.and_(*(table.c[n] == sa.bindparam(f"_k_{n}") for n in pk))
+
+
+def _keyed(row: dict[str, Any], pk: Sequence[str]) -> dict[str, Any]:
+    out = {n: v for n, v in row.items() if n not in pk}
+    out.update({f"_k_{n}": row[n] for n in pk})
+    return out
+
+
+def _update_one(conn: sa.Connection, table: sa.Table, row: dict[str, Any], pk: Sequence[str],
+                others: list[str]) -> int:  # fmt: skip
+    stmt = table.update().where(_key_clause(table, pk)).values({n: sa.bindparam(n) for n in others})
+    return conn.execute(stmt, _keyed(row, pk)).rowcount
+
+
+def _exists(conn: sa.Connection, table: sa.Table, row: dict[str, Any], pk: Sequence[str]) -> bool:
+    stmt = sa.select(sa.literal(1)).select_from(table).where(_key_clause(table, pk))
+    return conn.execute(stmt, {f"_k_{n}": row[n] for n in pk}).first() is not None
+
+
+def update(conn: sa.Connection, table: sa.Table, rows: Rows, pk: Sequence[str],
+           batch_size: int) -> None:  # fmt: skip
+    others = [n for n in rows[0] if n not in pk]
+    if not others:
+        return
+    stmt = table.update().where(_key_clause(table, pk)).values({n: sa.bindparam(n) for n in others})
+    for chunk in _chunks(rows, batch_size):
+        conn.execute(stmt, [_keyed(row, pk) for row in chunk])
+
+
+def delete(conn: sa.Connection, table: sa.Table, keys: Rows, pk: Sequence[str],
+           batch_size: int) -> None:  # fmt: skip
+    stmt = table.delete().where(_key_clause(table, pk))
+    for chunk in _chunks(keys, batch_size):
+        conn.execute(stmt, [{f"_k_{n}": key[n] for n in pk} for key in chunk])
+
+
+def truncate(conn: sa.Connection, table: sa.Table) -> None:
+    conn.execute(table.delete())

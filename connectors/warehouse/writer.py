@@ -1,0 +1,91 @@
+"""Applies one batch of row changes inside one transaction, table by table.
+
+Order within a table is kept where it matters and relaxed where it cannot:
+
+* With a key and ``insert.mode`` upsert/update, changes collapse per key (the last write or
+  delete of each key wins): keys are independent, so applying the survivors in any order
+  gives the same table as applying every change in order, and ON CONFLICT never sees a key
+  twice in one statement.
+* Without a key, or with ``insert.mode=insert``, changes run as consecutive runs of the same
+  action in record order (a duplicate key on insert is then an error, as it should be).
+* A truncate is a barrier: what came before it is applied, then the table is emptied.
+
+Rows of one run are grouped by their column set, since one statement binds one column list.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from connectors.warehouse import sql
+from connectors.warehouse.rows import RowChange
+from connectors.warehouse.tables import Tables
+
+log = logging.getLogger(__name__)
+
+
+class BatchWriter:
+    def __init__(self, tables: Tables, insert_mode: str, batch_size: int) -> None:
+        self.tables, self.insert_mode, self.batch_size = tables, insert_mode, batch_size
+
+    def apply(self, conn: sa.Connection, changes: Sequence[RowChange]) -> None:
+        by_table: dict[str, list[RowChange]] = {}
+        for change in changes:
+            by_table.setdefault(change.table, []).append(change)
+        for name, items in by_table.items():
+            table = self.tables.table(name)
+            segment: list[RowChange] = []
+            for change in items:
+                if change.action == "truncate":
+                    self._segment(conn, table, segment)
+                    segment = []
+                    sql.truncate(conn, table)
+                else:
+                    segment.append(change)
+            self._segment(conn, table, segment)
+
+    def _segment(self, conn: sa.Connection, table: sa.Table, changes: list[RowChange]) -> None:
+        if not changes:
+            return
+        pk = changes[-1].shape.pk
+        if pk and self.insert_mode != "insert":
+            last: dict[tuple[Any, ...], RowChange] = {}
+            for change in changes:
+                row = change.row
+                last[tuple([row[n] for n in change.shape.pk])] = change
+            deletes = [c for c in last.values() if c.action == "delete"]
+            writes = [c for c in last.values() if c.action == "write"]
+            self._run(conn, table, "delete", deletes)
+            self._run(conn, table, "write", writes)
+            return
+        run: list[RowChange] = []
+        for change in changes:
+            if run and run[-1].action != change.action:
+                self._run(conn, table, run[-1].action, run)
+                run = []
+            run.append(change)
+        self._run(conn, table, run[-1].action, run)
+
+    def _run(self, conn: sa.Connection, table: sa.Table, action: str,
+             changes: list[RowChange]) -> None:  # fmt: skip
+        if not changes:
+            return
+        groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for change in changes:
+            row = change.row
+            groups.setdefault(tuple(row), []).append(row)
+        pk = changes[-1].shape.pk
+        size = self.batch_size
+        for rows in groups.values():
+            if action == "delete":
+                sql.delete(conn, table, rows, pk, size)
+            elif self.insert_mode == "upsert" and pk:
+                sql.upsert(conn, table, rows, pk, size)
+            elif self.insert_mode == "update" and pk:
+                sql.update(conn, table, rows, pk, size)
+            else:
+                sql.insert(conn, table, rows, size)
