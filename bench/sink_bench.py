@@ -120,6 +120,8 @@ def run_sink(url: str, bucket: str, fmt: str, records: list[SinkRecord]) -> floa
     t0 = time.perf_counter()
     for i in range(0, n, 500):
         task.put(records[i : i + 500])
+    assert task.writer is not None
+    task.writer.drain()  # the last object's upload runs in the background
     done = task.pre_commit({tp: n})
     elapsed = time.perf_counter() - t0
     task.stop()
