@@ -10,14 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
-
-try:
-    from confluent_kafka import ConsumerGroupTopicPartitions
-except ImportError:  # older clients
-    from confluent_kafka.admin import ConsumerGroupTopicPartitions  # type: ignore[no-redef]
 
 from hub.runtime.errors import BadRequestError
 from hub.runtime.worker_sink_task import group_id

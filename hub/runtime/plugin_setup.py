@@ -32,9 +32,12 @@ class Chain(Protocol):
 
 
 class RecordConverters(Protocol):
-    key: Converter
-    value: Converter
-    header: HeaderConverter
+    @property
+    def key(self) -> Converter: ...
+    @property
+    def value(self) -> Converter: ...
+    @property
+    def header(self) -> HeaderConverter: ...
 
 
 class IdentityChain:
@@ -53,7 +56,7 @@ def build_converters(
     """The connector's key, value and header converters; ConfigError names bad keys."""
     from hub.converters.config import configure_converters
 
-    return configure_converters(worker, connector, registry)  # type: ignore[no-any-return]
+    return configure_converters(worker, connector, registry)
 
 
 def build_transform_chain(registry: Registry, connector: Mapping[str, Any]) -> Chain:

@@ -165,7 +165,7 @@ class WorkerSinkTask(WorkerTask):
                 record = self._convert(msg)
                 if record is not None:
                     batch.append(record)
-                offsets[key] = msg.offset() + 1
+                offsets[key] = msg.offset() + 1  # type: ignore[operator]
             if (batch or offsets) and self._deliver(batch):
                 for (topic, partition), offset in offsets.items():
                     self.current[TopicPartition(topic, partition)] = offset
@@ -176,13 +176,14 @@ class WorkerSinkTask(WorkerTask):
 
     def _on_consume_error(self, msg: Message) -> None:
         err = msg.error()
-        if err.fatal():
+        if err is not None and err.fatal():
             raise ConnectError(f"consumer failed: {err}")
         log.warning("consume error", extra={**self.log_extra, "error": str(err)})
 
     def _convert(self, msg: Message) -> SinkRecord | None:
         """The record for ``put``, or None if a tolerated failure or a transform dropped it."""
-        conv, topic, run = self.converters, msg.topic(), self.errors.run
+        conv, run = self.converters, self.errors.run
+        topic: str = msg.topic()  # type: ignore[assignment]
         ok, key = run("KEY_CONVERTER", conv.key, conv.key.to_connect, topic, msg.key(), raw=msg)
         if not ok:
             return None
@@ -202,7 +203,7 @@ class WorkerSinkTask(WorkerTask):
         assert key is not None and value is not None
         ts_type, ts = msg.timestamp()
         record = SinkRecord(
-            topic=topic, partition=msg.partition(), offset=msg.offset(),
+            topic=topic, partition=msg.partition(), offset=msg.offset(),  # type: ignore[arg-type]
             key=key.value, key_schema=key.schema, value=value.value, value_schema=value.schema,
             timestamp=ts if ts_type else None, headers=headers or (),
             timestamp_type=_TIMESTAMP_TYPES.get(ts_type, TimestampType.NO_TIMESTAMP),
