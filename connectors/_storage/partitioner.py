@@ -188,6 +188,10 @@ def _field(letter: str, width: int) -> Callable[[datetime], str]:
 _TOKEN = re.compile(r"'((?:[^']|'')*)'|([A-Za-z])\2*|([^'A-Za-z]+)")
 
 
+def _constant(text: str) -> Callable[[datetime], str]:
+    return lambda _d: text
+
+
 def compile_joda(pattern: str) -> Callable[[datetime], str]:
     """A Joda-Time ``DateTimeFormat`` pattern as a function. Quoted text is literal, ``''`` is a
     quote; letters y Y M d H m s S D E are supported (English month/day names)."""
@@ -195,12 +199,11 @@ def compile_joda(pattern: str) -> Callable[[datetime], str]:
     for match in _TOKEN.finditer(pattern):
         quoted, letter, literal = match.group(1), match.group(2), match.group(3)
         if quoted is not None:
-            text = quoted.replace("''", "'") if quoted else "'"
-            parts.append(lambda _d, t=text: t)
+            parts.append(_constant(quoted.replace("''", "'") if quoted else "'"))
         elif letter:
             parts.append(_field(letter, len(match.group(0))))
         else:
-            parts.append(lambda _d, t=literal: t)
+            parts.append(_constant(literal))
     return lambda d: "".join(p(d) for p in parts)
 
 

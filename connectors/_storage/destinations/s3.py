@@ -76,8 +76,9 @@ class S3Destination:
             max_concurrency=8,
         )  # fmt: skip
 
-    def _explain(self, exc: Exception, what: str) -> ConnectError:
-        """The error the task fails (or retries) with, saying what to do about it."""
+    def _explain(self, exc: Exception, what: str, running: bool = False) -> ConnectError:
+        """The error the task fails (or retries) with, saying what to do about it. A lost
+        connection while ``running`` is retriable; at start it fails the task at once."""
         if isinstance(exc, NoCredentialsError):
             return ConnectError(
                 f"[{self.name}] no AWS credentials found for {what}: set aws.access.key.id and "
@@ -85,7 +86,8 @@ class S3Destination:
                 "~/.aws/credentials, an instance role)"
             )
         if isinstance(exc, EndpointConnectionError):
-            return ConnectError(
+            cls = RetriableError if running else ConnectError
+            return cls(
                 f"[{self.name}] cannot reach S3 at {self.url} ({what}): check store.url / "
                 f"s3.region and that the store is running ({exc})"
             )
@@ -130,7 +132,7 @@ class S3Destination:
             try:
                 self._put(key, data, meta)
             except (ClientError, BotoCoreError) as exc:
-                raise self._explain(exc, f"upload of {key}") from exc
+                raise self._explain(exc, f"upload of {key}", running=True) from exc
         log.debug("[%s] %s-%d: committed %d objects for offsets [%d, %d)", self.name,
                   batch.topic, batch.partition, len(batch.files), batch.start,
                   batch.next_offset)  # fmt: skip
