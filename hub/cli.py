@@ -13,6 +13,7 @@ offsets committed after waiting for outstanding acknowledgements, sink offsets c
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
 from pathlib import Path
@@ -128,8 +129,19 @@ def _serve(herder: Any, worker_config: Any) -> None:
     server.run()
 
 
+_late_signals = 0
+
+
 def _late_signal(signum: int, _frame: Any) -> None:
-    log.info("signal received; finishing shutdown", extra={"signal": signal.Signals(signum).name})
+    """The first signal (re-raised by uvicorn) lets shutdown finish; a second one forces exit."""
+    global _late_signals
+    _late_signals += 1
+    name = signal.Signals(signum).name
+    if _late_signals == 1:
+        log.info("signal received; finishing shutdown", extra={"signal": name})
+        return
+    log.warning("second signal: exiting without a clean shutdown", extra={"signal": name})
+    os._exit(1)
 
 
 def _announce(server: Any, host: str, port: int) -> None:
