@@ -180,3 +180,19 @@ def test_config_requires_confluent_keys() -> None:
     with pytest.raises(ConfigError) as err:
         StorageSinkConfig.parse({"format.class": "AvroFormat"})
     assert {"flush.size", "topics", "format.class"} <= set(err.value.errors)
+
+
+def test_hourly_directories_from_record_time_with_rotate_interval() -> None:
+    hour = 3_600_000
+    base = 1_700_000_000_000 // hour * hour  # 2023-11-14 22:00 UTC
+    w = make(**{"flush.size": 100, "partitioner.class": "HourlyPartitioner",
+                "timestamp.extractor": "Record", "rotate.interval.ms": hour})  # fmt: skip
+    w.put([rec(0, {}, timestamp=base + 1), rec(1, {}, timestamp=base + hour - 1),
+           rec(2, {}, timestamp=base + hour + 5)])  # fmt: skip
+    (batch,) = w.destination.batches  # type: ignore[attr-defined]
+    assert [p for p, _ in batch.files] == [
+        "topics/t/year=2023/month=11/day=14/hour=22/t+0+0000000000.json"]  # fmt: skip
+    w.commit_all()
+    assert w.destination.batches[-1].files[0][0] == (  # type: ignore[attr-defined]
+        "topics/t/year=2023/month=11/day=14/hour=23/t+0+0000000002.json"
+    )
