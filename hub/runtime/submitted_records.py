@@ -39,6 +39,7 @@ class SubmittedRecord:
 class SubmittedRecords:
     def __init__(self) -> None:
         self._lock = threading.Condition()
+        self._waiters = 0  # notify only when someone waits: acks are per record
         self._records: dict[PartitionKey, deque[SubmittedRecord]] = {}
         self._outstanding = 0
         self._keys: dict[tuple[tuple[str, Any], ...], PartitionKey] = {}
@@ -69,7 +70,8 @@ class SubmittedRecords:
             if not record.acked:
                 record.acked = True
                 self._outstanding -= 1
-                self._lock.notify_all()
+                if self._waiters:
+                    self._lock.notify_all()
 
     @property
     def outstanding(self) -> int:
@@ -95,9 +97,13 @@ class SubmittedRecords:
         """Waits until every submitted record is acknowledged; False at the deadline."""
         deadline = time.monotonic() + timeout
         with self._lock:
-            while self._outstanding > 0:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._lock.wait(left)
+            self._waiters += 1
+            try:
+                while self._outstanding > 0:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return False
+                    self._lock.wait(left)
+            finally:
+                self._waiters -= 1
         return True

@@ -22,6 +22,7 @@ from confluent_kafka import KafkaError
 from hub.api import ConnectError, RetriableError, SourceRecord, SourceTask
 from hub.runtime.error_handling import ErrorHandlingConfig, RetryWithToleranceOperator
 from hub.runtime.plugin_setup import (
+    IdentityChain,
     RecordConverters,
     build_converters,
     build_transform_chain,
@@ -96,11 +97,13 @@ class WorkerSourceTask(WorkerTask):
         self._topics_seen: set[str] = set()
         self._started = False
         self._task_stopped = False
+        self._identity = False
 
     def initialize(self) -> None:
         registry, worker = self.services.registry, self.services.worker_config
         self.converters = build_converters(registry, worker, self.connector_config)
         self.chain = build_transform_chain(registry, self.connector_config)
+        self._identity = isinstance(self.chain, IdentityChain)
         reader = _OffsetReader(self.services, self.id.connector)
         self.task = self.task_class(_SourceTaskContext(reader, self.task_config))
         self.task.start(self.task_config)
@@ -137,9 +140,12 @@ class WorkerSourceTask(WorkerTask):
     def _send(self, record: SourceRecord) -> None:
         assert self.converters is not None and self.task is not None
         submitted = self.submitted.submit(record.source_partition, record.source_offset)
-        ok, transformed = self.errors.run(
-            "TRANSFORMATION", self.chain, self.chain.apply, record, source=record
-        )
+        if self._identity:
+            ok, transformed = True, record
+        else:
+            ok, transformed = self.errors.run(
+                "TRANSFORMATION", self.chain, self.chain.apply, record, source=record
+            )
         if not ok or transformed is None:
             submitted.ack()
             self.task.commit_record(record, None)
