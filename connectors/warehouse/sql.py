@@ -46,7 +46,7 @@ def _psycopg(conn: sa.Connection) -> bool:
 def _copy(conn: sa.Connection, table: sa.Table, rows: Rows) -> None:
     preparer = conn.dialect.identifier_preparer
     names = list(rows[0])
-    cols = ", ".join(preparer.quote(n) for n in names)
+    cols = ", ".join(preparer.quote_identifier(n) for n in names)
     raw = conn.connection.driver_connection
     assert raw is not None
     with raw.cursor() as cur:  # type: ignore[attr-defined]
@@ -88,19 +88,20 @@ def upsert(conn: sa.Connection, table: sa.Table, rows: Rows, pk: Sequence[str],
 def _pg_unnest_upsert(conn: sa.Connection, table: sa.Table, rows: Rows, names: list[str],
                       pk: Sequence[str], others: list[str]) -> None:  # fmt: skip
     preparer = conn.dialect.identifier_preparer
-    quoted = [preparer.quote(n) for n in names]
+    quoted = [preparer.quote_identifier(n) for n in names]
     casts = [table.c[n].type.compile(dialect=conn.dialect) for n in names]
     selects = ", ".join(f"%s::{cast}[]" for cast in casts)
     if others:
         action = "DO UPDATE SET " + ", ".join(
-            f"{preparer.quote(n)} = EXCLUDED.{preparer.quote(n)}" for n in others
+            f"{preparer.quote_identifier(n)} = EXCLUDED.{preparer.quote_identifier(n)}"
+            for n in others
         )
     else:
         action = "DO NOTHING"
     sql = (
         f"INSERT INTO {preparer.format_table(table)} ({', '.join(quoted)}) "
         f"SELECT * FROM unnest({selects}) "
-        f"ON CONFLICT ({', '.join(preparer.quote(n) for n in pk)}) {action}"
+        f"ON CONFLICT ({', '.join(preparer.quote_identifier(n) for n in pk)}) {action}"
     )
     columns = [[row[n] for row in rows] for n in names]
     raw = conn.connection.driver_connection

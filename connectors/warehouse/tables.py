@@ -21,6 +21,7 @@ import logging
 
 import sqlalchemy as sa
 
+from connectors.warehouse._reflect import has_table, reflect
 from connectors.warehouse.rows import RowChange, Shape, where
 from hub.api import ConnectError, DataError
 
@@ -74,8 +75,8 @@ class Tables:
     def _load(self, name: str, shape: Shape) -> sa.Table:
         schema, table_name = split_name(name, self.dialect)
         with self.engine.begin() as conn:
-            if sa.inspect(conn).has_table(table_name, schema=schema):
-                table = sa.Table(table_name, sa.MetaData(), schema=schema, autoload_with=conn)
+            if has_table(conn, table_name, schema):
+                table = reflect(conn, table_name, schema)
             elif not self.auto_create:
                 raise ConnectError(f"[{self.ident}] table {name} does not exist: create it or "
                                    "set auto.create=true")  # fmt: skip
@@ -86,7 +87,13 @@ class Tables:
                 if schema is not None:
                     conn.execute(sa.schema.CreateSchema(schema, if_not_exists=True))
                 items: list[sa.SchemaItem] = [
-                    sa.Column(c.name, c.type, nullable=c.nullable and c.name not in shape.pk)
+                    sa.Column(
+                        c.name,
+                        c.type,
+                        nullable=c.nullable and c.name not in shape.pk,
+                        autoincrement=False,
+                        quote=True,
+                    )
                     for c in shape.columns
                 ]
                 if shape.pk:
@@ -101,16 +108,16 @@ class Tables:
     def _evolve(self, table: sa.Table, shape: Shape) -> sa.Table:
         preparer = self.engine.dialect.identifier_preparer
         with self.engine.begin() as conn:
-            current = sa.Table(table.name, sa.MetaData(), schema=table.schema, autoload_with=conn)
+            current = reflect(conn, table.name, table.schema)
             for col in shape.columns:
                 if col.name in current.c:
                     continue
                 kind = col.type.compile(dialect=self.engine.dialect)
                 conn.execute(sa.text(f"ALTER TABLE {preparer.format_table(current)} ADD COLUMN "
-                                     f"{preparer.quote(col.name)} {kind}"))  # fmt: skip
+                                     f"{preparer.quote_identifier(col.name)} {kind}"))  # fmt: skip
                 log.info("[%s] table %s: added nullable column %s %s", self.ident,
                          current.fullname, col.name, kind)  # fmt: skip
-            table = sa.Table(table.name, sa.MetaData(), schema=table.schema, autoload_with=conn)
+            table = reflect(conn, table.name, table.schema)
         for key, value in list(self._tables.items()):
             if value.fullname == table.fullname:
                 self._tables[key] = table
