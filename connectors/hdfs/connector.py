@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from connectors._storage.destinations import Destination
-from connectors._storage.destinations.hdfs import HdfsDestination
 from connectors._storage.sink_task import StorageSinkTask
 from connectors.hdfs.config import HdfsSinkConfig
 from hub.api import SinkConnector
@@ -20,6 +19,9 @@ class HdfsSinkTask(StorageSinkTask):
     kind = "hdfs-sink"
 
     def make_destination(self, cfg: Any, name: str) -> Destination:
+        # Imported here: the client library costs import time the hub pays only if used.
+        from connectors._storage.destinations.hdfs import HdfsDestination
+
         return HdfsDestination(cfg, name)
 
 

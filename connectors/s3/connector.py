@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from connectors._storage.destinations import Destination
-from connectors._storage.destinations.s3 import S3Destination
 from connectors._storage.sink_task import StorageSinkTask
 from connectors.s3.config import S3SinkConfig
 from hub.api import SinkConnector
@@ -25,6 +24,9 @@ class S3SinkTask(StorageSinkTask):
     kind = "s3-sink"
 
     def make_destination(self, cfg: Any, name: str) -> Destination:
+        # Imported here: the client library costs import time the hub pays only if used.
+        from connectors._storage.destinations.s3 import S3Destination
+
         return S3Destination(cfg, name)
 
 
