@@ -16,7 +16,7 @@ VALUE = struct(("id", INT64_SCHEMA), ("name", OPTIONAL_STRING_SCHEMA), name="ord
 KEY = struct(("id", INT64_SCHEMA), name="orders.Key")
 
 
-def order(offset: int, id: int, name: str | None, **kw):  # noqa: A002
+def order(offset: int, id: int, name: str | None, **kw):  # type: ignore[no-untyped-def]
     return rec(offset, {"id": id, "name": name}, {"id": id}, schema=VALUE, key_schema=KEY, **kw)
 
 
@@ -115,13 +115,14 @@ def test_missing_column_without_auto_evolve_is_a_record_error(target: Target) ->
 
 def test_missing_table_without_auto_create_fails_the_task(target: Target) -> None:
     task = target.task()
-    with pytest.raises(ConnectError, match="auto.create"):
+    with pytest.raises(ConnectError, match=r"auto\.create"):
         task.put([order(0, 1, "a")])
 
 
 def test_fields_whitelist_and_table_name_format(target: Target) -> None:
     task = target.task(**{"auto.create": "true", "fields.whitelist": "name",
-                          "pk.mode": "record_key", "table.name.format": "kafka_${topic}"})  # fmt: skip
+                          "pk.mode": "record_key",
+                          "table.name.format": "kafka_${topic}"})  # fmt: skip
     wide = struct(("id", INT64_SCHEMA), ("name", STRING_SCHEMA), ("secret", STRING_SCHEMA))
     task.put([rec(0, {"id": 1, "name": "a", "secret": "s"}, {"id": 1}, schema=wide,
                   key_schema=KEY)])  # fmt: skip
