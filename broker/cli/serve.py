@@ -35,6 +35,12 @@ def register(app: typer.Typer) -> None:
         max_request_size: int = typer.Option(
             100 * 1024 * 1024, help="Largest request frame accepted (bytes)."
         ),
+        group_initial_rebalance_delay_ms: int = typer.Option(
+            3_000, help="How long a new group waits for more members before its first rebalance."
+        ),
+        group_min_session_timeout_ms: int = typer.Option(
+            6_000, help="Smallest session.timeout.ms a consumer may ask for."
+        ),
         log_level: str | None = typer.Option(
             None, help="DEBUG, INFO, WARNING... (default INFO, or $SLUICE_LOG_LEVEL)."
         ),
@@ -54,6 +60,8 @@ def register(app: typer.Typer) -> None:
             num_partitions=num_partitions,
             auto_create_topics=auto_create_topics,
             max_request_size=max_request_size,
+            group_initial_rebalance_delay_ms=group_initial_rebalance_delay_ms,
+            group_min_session_timeout_ms=group_min_session_timeout_ms,
         )
         if not run(config):
             raise typer.Exit(1)
