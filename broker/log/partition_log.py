@@ -128,7 +128,7 @@ class PartitionLog(RetentionMixin):
         self._hw = self.log_end_offset
         self._recovery_point = min(recovery_point, self.log_end_offset)
         self._rebuild_producer_state()
-        log.info(
+        log.debug(
             "%s opened: %d segment(s), log start %d, log end %d",
             self.ident, len(segments), self._log_start, self.log_end_offset,
         )  # fmt: skip
@@ -391,7 +391,7 @@ class PartitionLog(RetentionMixin):
             for segment in self._segments:
                 segment.close_indexes()  # .log fds close with the objects (see segment)
             self._closed = True
-            log.info("%s closed at log end offset %d", self.ident, self.log_end_offset)
+            log.debug("%s closed at log end offset %d", self.ident, self.log_end_offset)
 
 
 def _base_offset(segment: Segment) -> int:
