@@ -152,7 +152,10 @@ class PartitionWriter:
         return self.deadline is not None and self.owner.clock() >= self.deadline
 
     def _rewound(self, offset: int) -> bool:
-        """While rewinding, only the rewind offset (the seek took effect) reopens the gate."""
+        """While rewinding, only the rewind offset (the seek took effect) reopens the gate.
+        Deliberately strict: reopening on any other offset could leave a gap. (Should that
+        record vanish meanwhile — compaction — the partition stalls with growing lag until the
+        task restarts, which recovers from the store.)"""
         if offset != self.rewind_to:
             return False
         self.rewind_to = None
