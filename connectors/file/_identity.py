@@ -24,6 +24,7 @@ class Expect(NamedTuple):
     fingerprint: str | None
     fingerprint_bytes: int
     committed: bool  # from a committed offset (else remembered after draining the file)
+    pending: tuple[tuple[int, int], ...] = ()  # (device, inode) of newer files to read next
 
     @classmethod
     def from_offset(cls, offset: Mapping[str, Any]) -> Expect:
@@ -35,6 +36,7 @@ class Expect(NamedTuple):
             offset.get("fingerprint"),
             int(offset.get("fingerprint_bytes") or 0),
             True,
+            tuple((int(d), int(i)) for d, i in offset.get("pending") or ()),
         )
 
 
@@ -58,25 +60,39 @@ def fingerprint_ok(fd: int, exp: Expect) -> bool:
     return crc(os.pread(fd, exp.fingerprint_bytes, 0)) == exp.fingerprint
 
 
-def find_predecessor(path: str, exp: Expect) -> tuple[int, os.stat_result, str] | None:
-    """Opens the file in ``path``'s directory that is ``exp``'s inode (the rotated-away old
-    file, e.g. app.log.1), if it still has the bytes ``exp`` was read from."""
+def find_by_inode(path: str, device: int, inode: int) -> tuple[int, os.stat_result, str] | None:
+    """Opens the regular file in ``path``'s directory with this inode (a rotated-away file
+    keeps its inode under its new name, e.g. app.log.1)."""
     try:
         entries = list(os.scandir(os.path.dirname(path) or "."))
     except OSError:
         return None
     for entry in entries:
         try:
-            if entry.inode() != exp.inode or not entry.is_file():
+            if entry.inode() != inode or not entry.is_file():
                 continue
             fd = os.open(entry.path, os.O_RDONLY)
         except OSError:
             continue
         fst = os.fstat(fd)
-        if fst.st_dev == exp.device and fst.st_size >= exp.position and fingerprint_ok(fd, exp):
+        if fst.st_dev == device and fst.st_ino == inode:
             return fd, fst, entry.path
         os.close(fd)
     return None
+
+
+def find_predecessor(path: str, exp: Expect) -> tuple[int, os.stat_result, str, int] | None:
+    """Opens ``exp``'s inode beside ``path`` and says where to resume in it: at
+    ``exp.position`` if it still starts with the bytes read, else at 0 (it was truncated
+    and refilled before it was rotated away)."""
+    if exp.inode is None or exp.device is None:
+        return None
+    found = find_by_inode(path, exp.device, exp.inode)
+    if found is None:
+        return None
+    fd, fst, where = found
+    ok = fst.st_size >= exp.position and fingerprint_ok(fd, exp)
+    return fd, fst, where, exp.position if ok else 0
 
 
 def line_start_before(fd: int, size: int) -> int:

@@ -150,6 +150,7 @@ class RecordFactory:
         )  # fmt: skip
         ino, dev, stream = identity["inode"], identity["device"], identity["stream"]
         fp, fp_len = identity["fingerprint"], identity["fingerprint_bytes"]
+        pending = identity["pending"]
         for raw in lines[start:stop]:
             end = position + len(raw) + 1
             seq += 1
@@ -185,6 +186,7 @@ class RecordFactory:
                     "fingerprint_bytes": fp_len,
                     "stream": stream,
                     "seq": seq,
+                    "pending": pending,
                 },
             )
             append(record)

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import logging
 import os
-import uuid
+import zlib
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from connectors.file._identity import (
     Expect,
     crc,
+    find_by_inode,
     find_predecessor,
     fingerprint_ok,
     line_start_before,
@@ -61,7 +62,9 @@ class TailedFile:
         self._opts = options
         self._log = f"[{options.task}] {path}"
         self._factory = RecordFactory(options.topic, {"filename": path})
-        self._set_stream("s" + uuid.uuid4().hex[:15], 0)  # never read back as a number
+        self._ident: dict[str, Any] = {}  # the per-file part of every source offset
+        self._set_stream("", 0)  # named on first use (``_name_stream``) unless resumed
+        self._origin: tuple[int, int, int] | None = None  # (dev, ino, position) a stream began
         self._multiline = (
             MultilineAssembler(options.multiline_pattern, options.multiline_timeout_s)
             if options.multiline_pattern
@@ -71,6 +74,7 @@ class TailedFile:
         self._expect: Expect | None = None
         self._missing_since: float | None = None
         self._successors: list[tuple[int, os.stat_result]] = []  # newer files at the path
+        self._pending: tuple[tuple[int, int], ...] = ()  # their (device, inode), in offsets
         self._attach_state(-1, -1, 0)
 
     def _set_stream(self, stream: str, seq: int) -> None:
@@ -79,6 +83,7 @@ class TailedFile:
         carries it), rotations and truncations. A re-sent event gets the number it had, so a
         sink can drop re-sends by ``file.stream`` + ``file.seq`` (see sink_task)."""
         self._stream, self._seq = stream, seq
+        self._ident = {**self._ident, "stream": stream}
         headers = [make_header("file.path", self.path)]
         if self._opts.host is not None:
             headers.append(make_header("file.host", self._opts.host))
@@ -116,11 +121,15 @@ class TailedFile:
                     )
             elif exp.committed and self._open_predecessor(exp):
                 os.close(fd)  # the old inode is drained first; the poll loop then switches
+                self._pin_pending(exp)
+                self._watch()  # to the file at the path now, pinned before it rotates too
                 return True
         elif from_end:
             position = line_start_before(fd, fst.st_size)
         self.fd = fd
         self._attach_state(fst.st_dev, fst.st_ino, position)
+        if not self._stream and self._origin is None:
+            self._origin = (fst.st_dev, fst.st_ino, position)
         log.info("%s: tailing from byte %d", self._log, position)
         return True
 
@@ -131,10 +140,27 @@ class TailedFile:
             log.warning("%s: rotated while stopped; old file not found, lines after byte %d "
                         "of it are lost", self._log, exp.position)  # fmt: skip
             return False
-        self.fd, fst, where = found
-        self._attach_state(fst.st_dev, fst.st_ino, exp.position)
-        log.info("%s: finishing rotated %s from byte %d", self._log, where, exp.position)
+        self.fd, fst, where, position = found
+        self._attach_state(fst.st_dev, fst.st_ino, position)
+        log.info("%s: finishing rotated %s from byte %d", self._log, where, position)
         return True
+
+    def _pin_pending(self, exp: Expect) -> None:
+        """Re-pins the files that had replaced the committed one when it was read (several
+        rotations before the crash), so they are read in order rather than skipped."""
+        for device, inode in exp.pending:
+            if (device, inode) == (self._dev, self._ino):
+                continue
+            found = find_by_inode(self.path, device, inode)
+            if found is not None:
+                fd, fst, where = found
+                self._successors.append((fd, fst))
+                log.info("%s: will read rotated %s next", self._log, where)
+        self._pending_changed()
+
+    def _pending_changed(self) -> None:
+        self._pending = tuple((fst.st_dev, fst.st_ino) for _, fst in self._successors)
+        self._ident = {**self._ident, "pending": self._pending}
 
     def _attach_state(self, device: int, inode: int, position: int) -> None:
         self._dev, self._ino = device, inode
@@ -163,12 +189,14 @@ class TailedFile:
             "fingerprint": self._fp,
             "fingerprint_bytes": self._fp_len,
             "stream": self._stream,
+            "pending": self._pending,
         }
 
     def close(self) -> None:
         for fd, _ in self._successors:
             os.close(fd)
         self._successors.clear()
+        self._pending_changed()
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
@@ -186,8 +214,9 @@ class TailedFile:
             if len(out) >= limit:
                 return
             st = self._watch()
-            current = st is not None and (st.st_dev, st.st_ino) == (self._dev, self._ino)
-            if current and st is not None and (st.st_size < self._read_pos or self._rewritten(st)):
+            assert self.fd is not None
+            own = os.fstat(self.fd)  # truncation is a property of the inode held, not the path
+            if own.st_size < self._read_pos or self._rewritten(own):
                 log.warning("%s: truncated at byte %d; reading from 0", self._log, self._read_pos)
                 self._finish(out)
                 self._attach_state(self._dev, self._ino, 0)
@@ -203,6 +232,7 @@ class TailedFile:
                 self._retire(out, remember=False)
                 self.fd, fst = self._successors.pop(0)
                 self._attach_state(fst.st_dev, fst.st_ino, 0)
+                self._pending_changed()
                 log.info("%s: rotated; reading inode %d from 0", self._log, fst.st_ino)
                 continue
             if st is None:
@@ -235,6 +265,7 @@ class TailedFile:
         except FileNotFoundError:
             return None
         self._successors.append((fd, os.fstat(fd)))
+        self._pending_changed()
         return st
 
     def _rewritten(self, st: os.stat_result) -> bool:
@@ -259,7 +290,21 @@ class TailedFile:
         self._update_fingerprint()
         return True
 
+    def _name_stream(self) -> None:
+        """Names a new stream the same way every time it is started over (a crash before any
+        offset was committed re-reads the file with the same names, so re-sends stay
+        recognisable): from the path, the inode and position it began at, and the file's first
+        line. A different file (reused inode), start point or offset reset gives another."""
+        dev, ino, position = self._origin or (self._dev, self._ino, self._read_pos)
+        first = b""
+        if self.fd is not None and (dev, ino) == (self._dev, self._ino):
+            first = os.pread(self.fd, FINGERPRINT_BYTES, 0).split(b"\n", 1)[0]
+        seed = f"{self.path}|{dev}|{ino}|{position}|".encode("utf-8", "surrogateescape") + first
+        self._set_stream(f"s{zlib.crc32(seed):08x}{zlib.adler32(seed):08x}", self._seq)
+
     def _emit(self, out: list[SourceRecord], limit: int, now: float) -> None:
+        if not self._stream and self._li < len(self._lines):
+            self._name_stream()
         if self._multiline is not None:
             self._emit_multiline(out, limit, now)
             return
@@ -295,6 +340,8 @@ class TailedFile:
         self._li, self._line_pos = i, pos
 
     def _record(self, event: Event) -> SourceRecord:
+        if not self._stream:
+            self._name_stream()
         self._seq += 1
         headers = (*self._static, make_header("file.offset", event.start))
         if self._opts.sequence_headers:
