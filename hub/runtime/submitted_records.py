@@ -35,6 +35,13 @@ class SubmittedRecord:
     def ack(self) -> None:
         self.owner._ack(self)
 
+    def on_delivery(self, err: Any, _msg: Any) -> None:
+        """The producer's delivery callback (one bound method: no closure per record)."""
+        if err is None:
+            self.owner._ack(self)
+        else:
+            self.owner.error = str(err)
+
 
 class SubmittedRecords:
     def __init__(self) -> None:
@@ -42,6 +49,7 @@ class SubmittedRecords:
         self._waiters = 0  # notify only when someone waits: acks are per record
         self._records: dict[PartitionKey, deque[SubmittedRecord]] = {}
         self._outstanding = 0
+        self.error: str | None = None  # first failed delivery; the task fails on it
         self._keys: dict[tuple[tuple[str, Any], ...], PartitionKey] = {}
 
     def submit(self, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> SubmittedRecord:

@@ -93,17 +93,19 @@ class WorkerSourceTask(WorkerTask):
             stopping=self.stopping,
             dlq=services.dlq_writer,
         )
-        self._producer_error: str | None = None
         self._topics_seen: set[str] = set()
         self._started = False
         self._task_stopped = False
         self._identity = False
+        self._wants_commit_record = False
 
     def initialize(self) -> None:
         registry, worker = self.services.registry, self.services.worker_config
         self.converters = build_converters(registry, worker, self.connector_config)
         self.chain = build_transform_chain(registry, self.connector_config)
         self._identity = isinstance(self.chain, IdentityChain)
+        # Per-record callbacks into the task only if it overrides the optional hook.
+        self._wants_commit_record = self.task_class.commit_record is not SourceTask.commit_record
         reader = _OffsetReader(self.services, self.id.connector)
         self.task = self.task_class(_SourceTaskContext(reader, self.task_config))
         self.task.start(self.task_config)
@@ -122,8 +124,8 @@ class WorkerSourceTask(WorkerTask):
             else:
                 # A task that returns at once with nothing must not spin a core (and the GIL).
                 self.stopping.wait(0.005)
-            if self._producer_error is not None:
-                raise ConnectError(f"producing failed: {self._producer_error}")
+            if self.submitted.error is not None:
+                raise ConnectError(f"producing failed: {self.submitted.error}")
             if time.monotonic() >= next_commit:
                 self.commit_offsets()
                 next_commit = time.monotonic() + interval
@@ -195,16 +197,16 @@ class WorkerSourceTask(WorkerTask):
         key, value, headers = data
         task = self.task
         assert task is not None
+        on_delivery: Any = submitted.on_delivery
+        if self._wants_commit_record:
 
-        def on_delivery(err: KafkaError | None, msg: Any) -> None:
-            if err is not None:
-                self._producer_error = str(err)
-                return
-            submitted.ack()
-            try:
-                task.commit_record(original, msg.offset())
-            except Exception:
-                log.exception("commit_record failed", extra=self.log_extra)
+            def on_delivery(err: KafkaError | None, msg: Any) -> None:
+                submitted.on_delivery(err, msg)
+                if err is None:
+                    try:
+                        task.commit_record(original, msg.offset())
+                    except Exception:
+                        log.exception("commit_record failed", extra=self.log_extra)
 
         kwargs: dict[str, Any] = {"key": key, "value": value, "on_delivery": on_delivery}
         if headers:
