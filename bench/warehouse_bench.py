@@ -1,0 +1,206 @@
+"""Warehouse sink benchmark: records/s into PostgreSQL beside a raw COPY of the same rows.
+
+    .venv/bin/python bench/warehouse_bench.py                   # 1,000,000 records of ~200 bytes
+    .venv/bin/python bench/warehouse_bench.py --records 200000 --markdown out.md
+    .venv/bin/python bench/warehouse_bench.py --dsn "host=... dbname=..."   # your own server
+
+Rows:
+
+- ``warehouse sink, insert``: ``insert.mode=insert``, ``pk.mode=none``, ``auto.create`` (the
+  COPY path). ``upsert, new keys`` / ``upsert, existing keys``: ``insert.mode=upsert``,
+  ``pk.mode=record_key`` into an empty table, then the same keys again (every row updated).
+  A ``WarehouseSinkTask`` is driven directly: ``put`` in batches of 500 (what the worker
+  delivers; one transaction each), then ``pre_commit``. Timed from the first put until
+  pre_commit returns every offset, i.e. until every row is committed.
+- ``raw COPY, same rows``: psycopg 3 ``COPY ... FROM STDIN`` of the same column tuples into an
+  identical table in one transaction: what the server and driver cost for these rows.
+
+Records (dict values with a Connect struct schema, as the JSON converter delivers them) are
+built before the clock starts: the figure is the sink's, not the converter's or the broker's.
+Unless ``--dsn`` is given, a private PostgreSQL cluster is started (tests/fixtures/postgres.py)
+with ``fsync=on`` and ``synchronous_commit=on``, so every transaction is durable.
+Targets (issue 6): >= 50k records/s and >= 50% of the raw COPY speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import psycopg  # noqa: E402
+
+from bench._common import machine_summary  # noqa: E402
+from connectors.warehouse.sink_task import WarehouseSinkTask  # noqa: E402
+from hub.api import Schema, SinkRecord, TopicPartition  # noqa: E402
+from hub.api.schema import FLOAT64_SCHEMA, INT64_SCHEMA, STRING_SCHEMA, struct  # noqa: E402
+
+TARGET_RPS = 50_000
+TARGET_RATIO = 0.5
+PUT_BATCH = 500
+KEY: Schema = struct(("id", INT64_SCHEMA), name="bench.Key")
+VALUE: Schema = struct(
+    ("id", INT64_SCHEMA), ("user", STRING_SCHEMA), ("event", STRING_SCHEMA),
+    ("url", STRING_SCHEMA), ("referrer", STRING_SCHEMA), ("ts", INT64_SCHEMA),
+    ("amount", FLOAT64_SCHEMA), name="bench.Value",
+)  # fmt: skip
+DDL = ("(id bigint, \"user\" text, event text, url text, referrer text, ts bigint, "
+       "amount double precision)")  # fmt: skip
+
+
+class Ctx:
+    config: dict[str, Any] = {}
+
+    def assignment(self) -> set[TopicPartition]:
+        return set()
+
+    def pause(self, *p: TopicPartition) -> None: ...
+    def resume(self, *p: TopicPartition) -> None: ...
+    def offset(self, p: TopicPartition, o: int) -> None: ...
+    def request_commit(self) -> None: ...
+
+
+def make_records(n: int, topic: str) -> list[SinkRecord]:
+    """~200-byte values (as JSON) with varying content; the key is the id."""
+    out = []
+    for i in range(n):
+        value = {
+            "id": i, "user": f"user-{i % 50_000:06d}", "event": ("click", "view", "buy")[i % 3],
+            "url": f"/products/category-{i % 97:02d}/item-{i:09d}?ref=campaign-{i % 13}",
+            "referrer": f"https://search.example.com/q?term=product+{i % 1000}",
+            "ts": 1_700_000_000_000 + i, "amount": (i % 1000) / 10,
+        }  # fmt: skip
+        out.append(SinkRecord(topic=topic, partition=0, offset=i, key={"id": i}, key_schema=KEY,
+                              value=value, value_schema=VALUE))  # fmt: skip
+    return out
+
+
+def run_sink(url: str, records: list[SinkRecord], **config: str) -> float:
+    n = len(records)
+    raw = {"name": "bench", "topics": records[0].topic, "connection.url": url,
+           "auto.create": "true", **config}  # fmt: skip
+    task = WarehouseSinkTask(Ctx())  # type: ignore[arg-type]
+    task.start(raw)
+    tp = TopicPartition(records[0].topic, 0)
+    t0 = time.perf_counter()
+    for i in range(0, n, PUT_BATCH):
+        task.put(records[i : i + PUT_BATCH])
+    done = task.pre_commit({tp: n})
+    elapsed = time.perf_counter() - t0
+    task.stop()
+    assert done == {tp: n}, done
+    return elapsed
+
+
+def run_raw_copy(dsn: str, records: list[SinkRecord]) -> float:
+    names = [f.name for f in VALUE.fields]
+    rows = [tuple(r.value[k] for k in names) for r in records]  # untimed
+    with psycopg.connect(dsn) as conn:
+        conn.execute(f"CREATE TABLE raw_copy {DDL}")  # type: ignore[arg-type]
+        conn.commit()
+        t0 = time.perf_counter()
+        with (
+            conn.cursor() as cur,
+            cur.copy(
+                'COPY raw_copy (id, "user", event, url, referrer, ts, amount) FROM STDIN'
+            ) as copy,
+        ):
+            for row in rows:
+                copy.write_row(row)
+        conn.commit()
+        return time.perf_counter() - t0
+
+
+def count(dsn: str, table: str) -> int:
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(f"SELECT count(*) FROM {table}").fetchone()  # type: ignore[arg-type]
+        return int(row[0]) if row else 0
+
+
+def start_server(tmp: Path) -> Any:
+    from tests.fixtures.postgres import SERVER_OPTIONS, start_local
+
+    options = SERVER_OPTIONS.replace("fsync=off", "fsync=on")
+    options = options.replace("full_page_writes=off", "full_page_writes=on")
+    return start_local(tmp, options)
+
+
+def server_version(dsn: str) -> str:
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute("SHOW server_version").fetchone()
+        return str(row[0]) if row else "?"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--records", type=int, default=1_000_000)
+    ap.add_argument("--dsn", help="libpq conninfo of an existing (empty) database")
+    ap.add_argument("--markdown", help="also write the table to this file")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="sluice-wh-bench-"))
+    server = None
+    try:
+        if args.dsn:
+            dsn = args.dsn
+        else:
+            server = start_server(tmp)
+            dbname = server.create_database()
+            dsn = server.dsn(dbname)
+        info = psycopg.conninfo.conninfo_to_dict(dsn)
+        url = (f"postgresql+psycopg://{info.get('user', '')}@{info.get('host', '')}:"
+               f"{info.get('port', 5432)}/{info.get('dbname', '')}")  # fmt: skip
+        n = args.records
+        sys.stderr.write(f"building {n:,} records...\n")
+        records = make_records(n, "ins")
+        upserts = [r.replace(topic="ups") for r in records]
+        gc.collect()
+        gc.freeze()  # the records live through the run: keep the collector off them
+        results: list[tuple[str, float]] = []
+        raw_s = run_raw_copy(dsn, records)
+        sys.stderr.write(f"raw COPY: {n / raw_s:,.0f} rec/s\n")
+        for label, recs, config in (
+            ("insert (COPY)", records, {}),
+            ("upsert, new keys", upserts, {"insert.mode": "upsert", "pk.mode": "record_key"}),
+            ("upsert, existing keys", upserts, {"insert.mode": "upsert",
+                                                "pk.mode": "record_key"}),
+        ):  # fmt: skip
+            elapsed = run_sink(url, recs, **config)
+            results.append((label, elapsed))
+            sys.stderr.write(f"{label}: {n / elapsed:,.0f} rec/s\n")
+        assert count(dsn, "ins") == n and count(dsn, "ups") == n
+        version = server_version(dsn)
+    finally:
+        if server is not None:
+            server.stop("fast")
+        shutil.rmtree(tmp, ignore_errors=True)
+    lines = [
+        f"Machine: {machine_summary(tempfile.gettempdir())}",
+        f"Database: PostgreSQL {version} on the same machine "
+        f"({'given by --dsn' if args.dsn else 'private cluster, fsync=on'}); "
+        f"{n:,} records of ~200 B, put in batches of {PUT_BATCH}",
+        "",
+        "| sink | records/s | raw COPY, same rows (records/s) | sink / raw | "
+        "target (>=50k/s, >=50%) |",
+        "|---|---:|---:|---:|---|",
+    ]
+    for label, elapsed in results:
+        rps, ratio = n / elapsed, raw_s / elapsed
+        verdict = "pass" if rps >= TARGET_RPS and ratio >= TARGET_RATIO else "MISS"
+        lines.append(f"| warehouse sink, {label} | {rps:,.0f} | {n / raw_s:,.0f} | "
+                     f"{ratio:.0%} | {verdict} |")  # fmt: skip
+    table = "\n".join(lines)
+    sys.stdout.write(table + "\n")
+    if args.markdown:
+        Path(args.markdown).write_text(table + "\n")
+
+
+if __name__ == "__main__":
+    main()
