@@ -2,7 +2,8 @@
 
 For each assigned Kafka partition a ``PartitionWriter`` keeps one open *batch*: the files (one
 per encoded partition) holding the records of a contiguous offset range ``[start, next)``. A
-batch commits as a whole — ``destination.write_batch`` — when any rotation rule fires:
+batch commits as a whole — handed to the background uploader (``_upload``), which calls
+``destination.write_batch`` — when any rotation rule fires:
 
 - ``flush.size`` records are in it (counted over the Kafka partition, as Confluent does);
 - ``rotate.interval.ms``: a record's timestamp (``timestamp.extractor``) is that far past the
@@ -18,12 +19,14 @@ start offset of the *file* zero-padded to ``filename.offset.zero.pad.width``. Gi
 records from the same offset, the partitioner and the rules (except the wall-clock one) give the
 same names, and the destinations' recovery argument (``destinations/__init__``) covers the rest.
 
-Offsets: ``pre_commit`` returns a partition's batch ``start`` while a batch is open (everything
-before it is committed), else what the worker delivered. On ``open`` the destination is asked
-where committed data ends; redelivered records below that are skipped, so a crash between
-upload and offset commit never duplicates (the committed consumer offset may lag; that is fine).
+Offsets: ``pre_commit`` returns the start of a partition's oldest batch that is uploading or
+open (everything before it is in the store), else what the worker delivered. On ``open`` the
+destination is asked where committed data ends; redelivered records below that are skipped, so
+a crash between upload and offset commit never duplicates (the committed consumer offset may
+lag; that is fine).
 
-Not thread-safe: the worker calls put/pre_commit/open/close from the task's thread.
+Not thread-safe: the worker calls put/pre_commit/open/close from the task's thread; the only
+other thread is the uploader's, which touches nothing here but the buffers handed to it.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -250,8 +254,6 @@ class RollingWriter:
         """The next multiple of ``rotate.schedule.interval.ms`` in local time, after now."""
         if self.schedule_ms <= 0:
             return None
-        from datetime import datetime
-
         now = self.clock()
         offset = datetime.fromtimestamp(now / 1000, self.zone).utcoffset()
         off_ms = int(offset.total_seconds() * 1000) if offset else 0
