@@ -43,6 +43,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "connectors.s3.plugin",
     "connectors.hdfs.plugin",
     "connectors.warehouse.plugin",
+    "connectors.http.plugin",
 )
 
 

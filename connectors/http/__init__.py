@@ -1,0 +1,1 @@
+"""HTTP sources: poll APIs, receive webhooks, scrape Prometheus (docs/connectors/http.md)."""

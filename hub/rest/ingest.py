@@ -1,0 +1,69 @@
+"""``POST /ingest/{connector}``: webhook bodies handed to a running ``http-webhook`` task.
+
+The router only translates HTTP (the task decides the rest, see connectors/http/webhook.py):
+it finds the target (``hub.runtime.ingest``), refuses bodies above the connector's
+``webhook.max.body.bytes`` with 413 *while streaming* (a declared Content-Length is checked
+first, so an honest oversized request is refused without reading it), then calls the task's
+blocking ``ingest`` in the thread pool and returns its answer. The answer is 2xx only after
+the broker acknowledged every record.
+
+Authentication: senders of webhooks (GitHub, Stripe, ...) cannot send the REST API's
+credentials, so this route is mounted without them and the connector checks its own bearer
+token or HMAC signature. A connector that configures neither falls back to the REST API's
+credentials when those are set, so adding a webhook never opens an unauthenticated door.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from hub.rest.auth import Authenticator, auth_configured
+from hub.rest.errors import RestError
+from hub.runtime.ingest import IngestUnavailable, find_target
+
+router = APIRouter(tags=["ingest"])
+
+
+@router.post(
+    "/ingest/{connector}",
+    summary="Send records to a webhook connector (JSON object, JSON array or NDJSON)",
+    response_model=None,
+    responses={
+        200: {"description": "Every record was acknowledged by the broker: {'accepted': n}."},
+        400: {"description": "Malformed body (the message says why)."},
+        401: {"description": "Missing or wrong token or signature."},
+        404: {"description": "No such connector, or it takes no webhooks."},
+        413: {"description": "Body or record count above the connector's limits."},
+        429: {"description": "Too many records waiting for the broker; retry after a pause."},
+        503: {"description": "Paused, stopping, failed, or the broker did not acknowledge."},
+    },
+)
+async def ingest(connector: str, request: Request) -> JSONResponse:
+    herder = request.app.state.herder
+    try:
+        target = await run_in_threadpool(find_target, herder, connector)
+    except IngestUnavailable as exc:
+        headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else None
+        raise RestError(exc.status, exc.message, headers=headers) from None
+    config = getattr(herder, "config", None)
+    if not target.authenticates and config is not None and auth_configured(config):
+        Authenticator(config)(request, None, None)
+    body = await _read_limited(request, target.max_body_bytes)
+    status, payload, headers = await run_in_threadpool(target.ingest, body, dict(request.headers))
+    return JSONResponse(payload, status_code=status, headers=headers)
+
+
+async def _read_limited(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise RestError(413, f"body of {declared} bytes exceeds webhook.max.body.bytes={limit}")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise RestError(413, f"body exceeds webhook.max.body.bytes={limit}")
+        chunks.append(chunk)
+    return b"".join(chunks)
