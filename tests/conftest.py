@@ -6,4 +6,5 @@ pytest_plugins = [
     "tests.fixtures.postgres",
     "tests.fixtures.s3",
     "tests.fixtures.webhdfs",
+    "tests.fixtures.spark",
 ]

@@ -1,0 +1,1 @@
+"""The ``sluice`` PySpark Python data source (batch + streaming, read + write)."""
