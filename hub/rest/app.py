@@ -13,7 +13,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
-from hub.rest import connectors, ingest, loggers, offsets, plugins, root
+from hub.rest import connectors, console, ingest, loggers, offsets, plugins, root
 from hub.rest._settings import setting
 from hub.rest.auth import auth_dependencies, check_bind
 from hub.rest.errors import install_error_handlers
@@ -53,6 +53,7 @@ def create_app(
     for module in (root, connectors, offsets, plugins, loggers):
         app.include_router(module.router, dependencies=secured)
     app.include_router(ingest.router)  # webhook senders: per-connector auth (hub/rest/ingest.py)
+    app.include_router(console.router)  # /ui is public; /console/api authenticates (console.py)
     return app
 
 
