@@ -1,0 +1,134 @@
+"""WebhookSourceTask driven directly: an in-test SourceTaskContext, the test thread playing the
+worker (``poll`` then ``commit_record`` as the producer would on acknowledgement)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import threading
+from typing import Any
+
+import pytest
+
+from connectors.http import webhook
+from connectors.http.webhook import WebhookSourceTask
+from tests.connectors.http.support import Context
+from tests.fixtures.broker import wait_until
+
+
+def started(**config: str) -> WebhookSourceTask:
+    cfg = {"name": "hook", "topic": "events", **config}
+    task = WebhookSourceTask(Context(cfg))
+    task.start(cfg)
+    return task
+
+
+class Request:
+    """``task.ingest`` on its own thread, as the REST layer calls it."""
+
+    def __init__(self, task: WebhookSourceTask, body: bytes, headers: dict[str, str]) -> None:
+        self.answer: Any = None
+        self.thread = threading.Thread(target=self._run, args=(task, body, headers))
+        self.thread.start()
+
+    def _run(self, task: WebhookSourceTask, body: bytes, headers: dict[str, str]) -> None:
+        self.answer = task.ingest(body, headers)
+
+    def result(self) -> Any:
+        self.thread.join(10)
+        return self.answer
+
+
+def ingest_and_ack(task: WebhookSourceTask, body: bytes, **headers: str) -> tuple[Any, list]:
+    request = Request(task, body, headers)
+    records: list = []
+    if request.thread.is_alive():
+        wait_until(lambda: task._queued or not request.thread.is_alive(), 5, "the batch")
+    while batch := task.poll():
+        records += batch
+        assert request.thread.is_alive(), "answered before the broker acknowledged"
+        if task._queued == 0:
+            break
+    for i, r in enumerate(records):
+        task.commit_record(r, i)
+    return request.result(), records
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "values"),
+    [
+        (b'{"a": 1}', "application/json", [{"a": 1}]),
+        (b'[{"a": 1}, {"a": 2}]', "application/json", [{"a": 1}, {"a": 2}]),
+        (b'{"a": 1}\n\n{"a": 2}\n', "application/x-ndjson", [{"a": 1}, {"a": 2}]),
+        (b'{"a": 1}\n{"a": 2}', "", [{"a": 1}, {"a": 2}]),  # NDJSON without its type
+    ],
+)
+def test_answers_200_only_after_every_record_is_acknowledged(
+    body: bytes, content_type: str, values: list
+) -> None:
+    task = started(**{"key.field": "a"})
+    answer, records = ingest_and_ack(task, body, **{"Content-Type": content_type})
+    assert answer == (200, {"accepted": len(values)}, {})
+    assert [r.value for r in records] == values
+    assert [r.key for r in records] == [v["a"] for v in values]
+    assert all(r.topic == "events" and r.source_offset == {} for r in records)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [(b"", "empty body"), (b"{nope", "not JSON"), (b'{"a":1}\n{bad\n', "line 2")],
+)
+def test_malformed_bodies_get_400_with_a_reason(body: bytes, reason: str) -> None:
+    status, payload, _ = started().ingest(body, {"content-type": "application/json"})
+    assert status == 400 and reason in payload["message"]
+
+
+def test_bearer_token() -> None:
+    task = started(**{"webhook.auth.token": "s3cret"})
+    assert task.ingest(b"{}", {})[0] == 401
+    assert task.ingest(b"{}", {"Authorization": "Bearer wrong"})[0] == 401
+    answer, _ = ingest_and_ack(task, b"{}", Authorization="Bearer s3cret")
+    assert answer[0] == 200
+
+
+def test_hmac_signature() -> None:
+    task = started(**{"webhook.hmac.secret": "k"})
+    body = b'{"event": "push"}'
+    good = "sha256=" + hmac.new(b"k", body, hashlib.sha256).hexdigest()
+    status, payload, _ = task.ingest(body, {"X-Signature-256": "sha256=00"})
+    assert status == 401 and "X-Signature-256" in payload["message"]
+    assert task.ingest(body + b" ", {"X-Signature-256": good})[0] == 401  # body changed
+    assert ingest_and_ack(task, body, **{"X-Signature-256": good})[0][0] == 200
+
+
+def test_too_many_records_is_413() -> None:
+    task = started(**{"webhook.max.records": "2"})
+    assert task.ingest(json.dumps([1, 2, 3]).encode(), {})[0] == 413
+
+
+def test_backpressure_is_429_with_retry_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(webhook, "MAX_INFLIGHT", 3)
+    task = started(**{"webhook.ack.timeout.ms": "5000"})
+    waiting = Request(task, b"[1, 2]", {})
+    wait_until(lambda: task._queued == 2, 5, "the first batch")
+    status, _, headers = task.ingest(b"[3, 4]", {})
+    assert status == 429 and headers["Retry-After"]
+    for i, r in enumerate(task.poll() or []):
+        task.commit_record(r, i)
+    assert waiting.result()[0] == 200
+
+
+def test_no_acknowledgement_in_time_is_503() -> None:
+    task = started(**{"webhook.ack.timeout.ms": "50"})
+    status, payload, headers = task.ingest(b"[1]", {})
+    assert status == 503 and "acknowledge" in payload["message"] and "Retry-After" in headers
+
+
+def test_stop_fails_waiting_requests_with_503() -> None:
+    task = started()
+    waiting = Request(task, b"[1, 2]", {})
+    wait_until(lambda: task._queued == 2, 5, "the batch")
+    task.stop()
+    assert waiting.result()[0] == 503
+    assert task.ingest(b"[1]", {})[0] == 503
