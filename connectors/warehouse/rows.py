@@ -52,6 +52,7 @@ class Shape:
     pk: tuple[str, ...]
     adapters: tuple[tuple[str, Callable[[Any], Any]], ...] = ()
     names: tuple[str, ...] = field(default=())
+    whole_value: bool = False  # names are every field of the value (no whitelist dropped any)
 
 
 @dataclass(slots=True)
@@ -74,6 +75,8 @@ class RowBuilder:
         self.config = config
         self._tables: dict[str, str] = {}
         self._shapes: dict[tuple[Any, ...], tuple[Shape, Any, Any]] = {}
+        self._envelopes: dict[int, bool] = {}
+        self._schemas: list[Schema] = []
         self.skipped = 0  # tombstones/deletes/truncates not applied by configuration
         self._kafka_names = tuple(config.pk_fields) if config.pk_mode == "kafka" and \
             config.pk_fields else KAFKA_PK_FIELDS  # fmt: skip
@@ -93,7 +96,19 @@ class RowBuilder:
         """The change ``record`` asks for, or None when configuration says to skip it."""
         value, vschema = record.value, record.value_schema
         action = "write"
-        if value is not None and self._unwrap(value, vschema):
+        if vschema is not None and self.config.debezium_unwrap == "auto":
+            envelope = self._envelopes.get(id(vschema))  # decided once per schema object
+            if envelope is None:
+                envelope = debezium.is_envelope(value, vschema)
+                if len(self._envelopes) > 10_000:
+                    self._envelopes.clear()
+                    self._schemas.clear()
+                self._envelopes[id(vschema)] = envelope
+                self._schemas.append(vschema)  # keeps the id valid
+            envelope = envelope and isinstance(value, dict)
+        else:
+            envelope = value is not None and self._unwrap(value, vschema)
+        if envelope:
             if not isinstance(value, dict):
                 raise DataError(f"record {where(record)}: debezium.unwrap=true but the value "
                                 "is not a change event")  # fmt: skip
@@ -126,8 +141,13 @@ class RowBuilder:
             raise DataError(f"record {where(record)}: the value must be a struct or map to "
                             f"become a row, got {type(value).__name__}")  # fmt: skip
         shape = self._shape(table, key_values, key_schema, value, vschema)
-        row = {name: value.get(name) for name in shape.names}
-        row.update(key_values)
+        names = shape.names
+        if shape.whole_value and len(value) == len(names):
+            row = dict(value)  # the common case: every field, copied in C
+        else:
+            row = {name: value.get(name) for name in names}
+        if key_values:
+            row.update(key_values)
         for name, adapt in shape.adapters:
             v = row[name]
             if v is not None:
@@ -203,7 +223,8 @@ class RowBuilder:
             columns[name] = Column(name, kind, fs.optional if fs is not None else True)
             if adapt is not None:
                 adapters.append((name, adapt))
-        return Shape(tuple(columns.values()), pk, tuple(adapters), tuple(names))
+        whole = len(names) == len(fields)
+        return Shape(tuple(columns.values()), pk, tuple(adapters), tuple(names), whole)
 
 
 def _field_schema(schema: Schema | None, name: str, count: int) -> Schema | None:

@@ -18,6 +18,7 @@ Names: ``table.name.format`` after ``${topic}`` substitution; ``a.b`` is schema 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import sqlalchemy as sa
 
@@ -39,9 +40,11 @@ def split_name(name: str, dialect: str) -> tuple[str | None, str]:
 class Tables:
     """The tables one task writes; all calls from the task thread."""
 
-    def __init__(self, engine: sa.Engine, *, auto_create: bool, auto_evolve: bool,
-                 needs_key: bool, ident: str) -> None:  # fmt: skip
+    def __init__(self, engine: sa.Engine, connect: Callable[[], sa.Connection], *,
+                 auto_create: bool, auto_evolve: bool, needs_key: bool,
+                 ident: str) -> None:  # fmt: skip
         self.engine = engine
+        self._connect = connect  # the task's one connection: DDL and data never interleave
         self.auto_create, self.auto_evolve, self.needs_key = auto_create, auto_evolve, needs_key
         self.ident = ident
         self.dialect = engine.dialect.name
@@ -74,7 +77,8 @@ class Tables:
 
     def _load(self, name: str, shape: Shape) -> sa.Table:
         schema, table_name = split_name(name, self.dialect)
-        with self.engine.begin() as conn:
+        conn = self._connect()
+        with conn.begin():
             if has_table(conn, table_name, schema):
                 table = reflect(conn, table_name, schema)
             elif not self.auto_create:
@@ -107,7 +111,8 @@ class Tables:
 
     def _evolve(self, table: sa.Table, shape: Shape) -> sa.Table:
         preparer = self.engine.dialect.identifier_preparer
-        with self.engine.begin() as conn:
+        conn = self._connect()
+        with conn.begin():
             current = reflect(conn, table.name, table.schema)
             for col in shape.columns:
                 if col.name in current.c:

@@ -78,6 +78,8 @@ class Target:
         return task
 
     def rows(self, task: WarehouseSinkTask, sql: str) -> list[tuple[Any, ...]]:
+        """Query results after committing the task's pending rows (as pre_commit would)."""
+        task.flush({})
         assert task.engine is not None
         with task.engine.connect() as conn:
             return [tuple(r) for r in conn.execute(sa.text(sql))]

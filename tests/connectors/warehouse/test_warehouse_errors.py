@@ -9,7 +9,7 @@ import psycopg
 import pytest
 
 from connectors.warehouse.sink_task import WarehouseSinkTask
-from hub.api import ConnectError
+from hub.api import ConnectError, RetriableError, TopicPartition
 from tests.connectors.warehouse.helpers import Context, rec
 from tests.fixtures.postgres import PASSWORD_ROLE
 
@@ -46,19 +46,44 @@ def test_missing_database_is_a_connect_error(postgres) -> None:
         start(f"jdbc:postgresql://{postgres.host}:{postgres.port}/does_not_exist?user=postgres")
 
 
-def test_a_killed_connection_is_survived(postgres, pg_database) -> None:
+def kill_sessions(postgres, dbname: str) -> None:
+    with psycopg.connect(postgres.dsn(dbname), autocommit=True) as conn:
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()",
+            (dbname,),
+        )
+
+
+def test_a_killed_connection_makes_put_retriable(postgres, pg_database) -> None:
     url = f"jdbc:postgresql://{postgres.host}:{postgres.port}/{pg_database}?user={postgres.user}"
-    task = start(url, **{"auto.create": "true", "insert.mode": "upsert", "pk.mode": "kafka"})
+    task = start(url, **{"auto.create": "true", "insert.mode": "upsert", "pk.mode": "kafka",
+                         "batch.size": "1"})  # fmt: skip
     try:
         task.put([rec(0, {"id": 1})])
-        with psycopg.connect(postgres.dsn(pg_database), autocommit=True) as conn:
-            conn.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE datname = %s AND pid <> pg_backend_pid()",
-                (pg_database,),
-            )
-        task.put([rec(1, {"id": 2})])  # the pool's pre-ping replaces the dead connection
+        kill_sessions(postgres, pg_database)
+        batch = [rec(1, {"id": 2})]
+        with pytest.raises(RetriableError, match="database unavailable"):
+            task.put(batch)  # the worker retries the same batch after a backoff...
+        task.put(batch)  # ...which gets a new connection
         with psycopg.connect(postgres.dsn(pg_database)) as conn:
             assert conn.execute("SELECT count(*) FROM orders").fetchone() == (2,)
+    finally:
+        task.stop()
+
+
+def test_pre_commit_returns_only_committed_offsets(postgres, pg_database) -> None:
+    url = f"jdbc:postgresql://{postgres.host}:{postgres.port}/{pg_database}?user={postgres.user}"
+    task = start(url, **{"auto.create": "true"})
+    tp = TopicPartition("orders", 0)
+    try:
+        task.put([rec(0, {"id": 1}), rec(1, {"id": 2})])
+        assert task.pre_commit({tp: 2}) == {tp: 2}
+        task.put([rec(2, {"id": 3}), rec(3, {"id": 4})])  # pending: below batch.size
+        kill_sessions(postgres, pg_database)
+        assert task.pre_commit({tp: 4}) == {tp: 2}  # not committed: not confirmed
+        assert task.pre_commit({tp: 4}) == {tp: 4}  # reconnected, written, confirmed
+        with psycopg.connect(postgres.dsn(pg_database)) as conn:
+            assert conn.execute("SELECT count(*) FROM orders").fetchone() == (4,)
     finally:
         task.stop()
