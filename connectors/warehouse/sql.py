@@ -2,10 +2,10 @@
 
 * Plain inserts on PostgreSQL go through ``COPY ... FROM STDIN`` (psycopg 3's copy), the
   fastest path the server has; elsewhere ``executemany`` in ``batch.size`` chunks.
-* Upserts use the dialect's own ``INSERT ... ON CONFLICT (key) DO UPDATE``: on PostgreSQL one
-  statement per chunk over ``unnest`` of per-column arrays (one round trip, no per-row
-  statement), on SQLite and DuckDB ``executemany`` of the ON CONFLICT insert. Other dialects
-  fall back to UPDATE, then INSERT of the rows the UPDATE did not find.
+* Upserts use the dialect's own ``INSERT ... ON CONFLICT (key) DO UPDATE``: on PostgreSQL a
+  COPY into a temporary staging table and one ``INSERT ... SELECT ... ON CONFLICT`` (no
+  per-row statement at all), on SQLite and DuckDB ``executemany`` of the ON CONFLICT insert.
+  Other dialects fall back to UPDATE, then INSERT of the rows the UPDATE did not find.
 * ``update`` mode: UPDATE ... WHERE key, rows that match nothing are ignored (Confluent's).
 * Deletes: DELETE ... WHERE key, ``executemany``; truncate events: DELETE of every row (it
   stays inside the batch's transaction, which TRUNCATE is not on every database).
@@ -44,17 +44,20 @@ def _psycopg(conn: sa.Connection) -> bool:
 
 
 def _copy(conn: sa.Connection, table: sa.Table, rows: Rows) -> None:
+    _copy_into(conn, conn.dialect.identifier_preparer.format_table(table), list(rows[0]), rows)
+
+
+def _copy_into(conn: sa.Connection, target: str, names: list[str], rows: Rows) -> None:
+    """psycopg 3 ``COPY target (names) FROM STDIN``; every row has ``names`` in that order."""
     preparer = conn.dialect.identifier_preparer
-    names = list(rows[0])
     cols = ", ".join(preparer.quote_identifier(n) for n in names)
     raw = conn.connection.driver_connection
     assert raw is not None
-    with raw.cursor() as cur:  # type: ignore[attr-defined]
-        stmt = f"COPY {preparer.format_table(table)} ({cols}) FROM STDIN"
-        with cur.copy(stmt) as copy:
-            write = copy.write_row
-            for row in rows:
-                write(tuple(row.values()))
+    stmt = f"COPY {target} ({cols}) FROM STDIN"
+    with raw.cursor() as cur, cur.copy(stmt) as copy:  # type: ignore[attr-defined]
+        write = copy.write_row
+        for row in rows:
+            write(tuple(row.values()))
 
 
 def upsert(conn: sa.Connection, table: sa.Table, rows: Rows, pk: Sequence[str],
@@ -63,8 +66,7 @@ def upsert(conn: sa.Connection, table: sa.Table, rows: Rows, pk: Sequence[str],
     others = [n for n in names if n not in pk]
     dialect = conn.dialect.name
     if dialect == "postgresql" and _psycopg(conn):
-        for chunk in _chunks(rows, batch_size):
-            _pg_unnest_upsert(conn, table, chunk, names, pk, others)
+        _pg_staged_upsert(conn, table, rows, names, pk, others)
         return
     if dialect in ("sqlite", "duckdb", "postgresql"):
         module = sqlite if dialect == "sqlite" else postgresql  # duckdb-engine is PG-based
@@ -85,12 +87,24 @@ def upsert(conn: sa.Connection, table: sa.Table, rows: Rows, pk: Sequence[str],
             conn.execute(table.insert(), [row])
 
 
-def _pg_unnest_upsert(conn: sa.Connection, table: sa.Table, rows: Rows, names: list[str],
+def _pg_staged_upsert(conn: sa.Connection, table: sa.Table, rows: Rows, names: list[str],
                       pk: Sequence[str], others: list[str]) -> None:  # fmt: skip
+    """COPY into a temporary staging table, then one INSERT ... SELECT ... ON CONFLICT.
+
+    The staging table (``LIKE`` the target, ``ON COMMIT DELETE ROWS``) is made once per
+    connection and column list and emptied after each use, so a batch costs one COPY and one
+    statement whatever its size. Keys are unique within ``rows`` (the caller collapses them).
+    """
     preparer = conn.dialect.identifier_preparer
-    quoted = [preparer.quote_identifier(n) for n in names]
-    casts = [table.c[n].type.compile(dialect=conn.dialect) for n in names]
-    selects = ", ".join(f"%s::{cast}[]" for cast in casts)
+    stages: dict[tuple[str, tuple[str, ...]], str] = conn.info.setdefault("sluice_stages", {})
+    key = (table.fullname, tuple(table.c.keys()))
+    stage = stages.get(key)
+    if stage is None:
+        stage = stages[key] = f"sluice_stage_{len(stages)}"
+        conn.exec_driver_sql(f"CREATE TEMPORARY TABLE {stage} (LIKE "
+                             f"{preparer.format_table(table)}) ON COMMIT DELETE ROWS")  # fmt: skip
+    _copy_into(conn, stage, names, rows)
+    cols = ", ".join(preparer.quote_identifier(n) for n in names)
     if others:
         action = "DO UPDATE SET " + ", ".join(
             f"{preparer.quote_identifier(n)} = EXCLUDED.{preparer.quote_identifier(n)}"
@@ -98,16 +112,12 @@ def _pg_unnest_upsert(conn: sa.Connection, table: sa.Table, rows: Rows, names: l
         )
     else:
         action = "DO NOTHING"
-    sql = (
-        f"INSERT INTO {preparer.format_table(table)} ({', '.join(quoted)}) "
-        f"SELECT * FROM unnest({selects}) "
-        f"ON CONFLICT ({', '.join(preparer.quote_identifier(n) for n in pk)}) {action}"
+    conflict = ", ".join(preparer.quote_identifier(n) for n in pk)
+    conn.exec_driver_sql(
+        f"INSERT INTO {preparer.format_table(table)} ({cols}) SELECT {cols} FROM {stage} "
+        f"ON CONFLICT ({conflict}) {action}"
     )
-    columns = [[row[n] for row in rows] for n in names]
-    raw = conn.connection.driver_connection
-    assert raw is not None
-    with raw.cursor() as cur:  # type: ignore[attr-defined]
-        cur.execute(sql, columns)
+    conn.exec_driver_sql(f"TRUNCATE {stage}")
 
 
 def _key_clause(table: sa.Table, pk: Sequence[str]) -> Any:

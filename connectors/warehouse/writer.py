@@ -10,7 +10,7 @@ Order within a table is kept where it matters and relaxed where it cannot:
   action in record order (a duplicate key on insert is then an error, as it should be).
 * A truncate is a barrier: what came before it is applied, then the table is emptied.
 
-Rows of one run are grouped by their column set, since one statement binds one column list.
+Rows of one run are grouped by shape (one column list), since a statement binds one list.
 """
 
 from __future__ import annotations
@@ -74,10 +74,13 @@ class BatchWriter:
              changes: list[RowChange]) -> None:  # fmt: skip
         if not changes:
             return
-        groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        # One shape -> one column list in one order (see rows.Shape), so rows group by it.
+        groups: dict[int, list[dict[str, Any]]] = {}
         for change in changes:
-            row = change.row
-            groups.setdefault(tuple(row), []).append(row)
+            group = groups.get(id(change.shape))
+            if group is None:
+                group = groups[id(change.shape)] = []
+            group.append(change.row)
         pk = changes[-1].shape.pk
         size = self.batch_size
         for rows in groups.values():
