@@ -69,8 +69,9 @@ class _Planner:
 
     def resolve(self, key: str, default: str, *, use_timestamp: bool) -> Offsets:
         """Concrete offsets for option ``key`` (or ``startingTimestamp``) on every partition."""
-        parts, marks = self.snapshot()
+        spec = self.opts.offsets_spec(key, default)  # malformed options fail before any I/O
         stamp = self.opts.int("startingTimestamp") if use_timestamp else None
+        parts, marks = self.snapshot()
         if stamp is not None:
             client = _kafka.consumer(self.kafka_config)
             try:
@@ -78,7 +79,6 @@ class _Planner:
             finally:
                 client.close()
             return _nest({tp: found[tp] for tp in parts})
-        spec = self.opts.offsets_spec(key, default)
         return _nest({tp: _kafka.resolve(resolve_spec(spec, *tp), marks[tp]) for tp in parts})
 
     def ranges(self, start: Offsets, end: Offsets) -> list[TopicRange]:
