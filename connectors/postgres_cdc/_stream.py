@@ -15,7 +15,6 @@ of a million rows streams through in ``max.batch.size`` slices.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -166,9 +165,10 @@ class ChangeDecoder:
                 value_schema=None, source_partition=self.partition, source_offset=offset,
             ))  # fmt: skip
             return
-        source = dict(self._tx_source)
-        source["schema"], source["table"], source["lsn"] = schema.namespace, schema.table, lsn
-        source["sequence"] = json.dumps([str(self._last_commit_lsn), str(lsn)])
+        source = {
+            **self._tx_source, "schema": schema.namespace, "table": schema.table, "lsn": lsn,
+            "sequence": f'["{self._last_commit_lsn}","{lsn}"]',
+        }  # fmt: skip
         if op == "t":
             record_key, key_schema = None, None
         else:

@@ -123,7 +123,7 @@ class TableSchema:
             if not col.not_null and not col.is_key:
                 schema = types.optional(schema)
             fields.append(Field(col.name, schema))
-            self._converters.append((col.name, convert, schema.type))
+            self._converters.append((col.name, None if convert is str else convert, schema.type))
         self.has_primary_key = any(c.is_key for c in self.columns)
         key_idx = [i for i, c in enumerate(self.columns) if c.is_key]
         self._key_names = [self.columns[i].name for i in (key_idx or range(len(self.columns)))]
@@ -148,19 +148,32 @@ class TableSchema:
         )
 
     def row(self, values: Sequence[Any]) -> dict[str, Any]:
-        """Text values (as pgoutput or ``::text`` deliver them) -> a row dict."""
+        """Text values (as pgoutput or the snapshot deliver them) -> a row dict.
+
+        Hot path (every change): identity conversions are skipped, and the unchanged-TOAST
+        check is one C-level ``in`` over the values.
+        """
+        if UNCHANGED_TOAST in values:
+            return self._row_with_toast(values)
+        return {
+            name: text if convert is None or text is None else convert(text)
+            for (name, convert, _), text in zip(self._converters, values, strict=False)
+        }
+
+    def _row_with_toast(self, values: Sequence[Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for (name, convert, kind), text in zip(self._converters, values, strict=False):
-            if text is None:
-                out[name] = None
-            elif text is UNCHANGED_TOAST:
+            if text is UNCHANGED_TOAST:
                 out[name] = UNAVAILABLE if kind is Type.STRING else None
             else:
-                out[name] = convert(text)
+                out[name] = text if convert is None or text is None else convert(text)
         return out
 
     def key(self, row: dict[str, Any]) -> dict[str, Any]:
-        return {name: row.get(name) for name in self._key_names}
+        names = self._key_names
+        if len(names) == 1:
+            return {names[0]: row.get(names[0])}
+        return {name: row.get(name) for name in names}
 
     def envelope(
         self,
