@@ -14,6 +14,8 @@ import zlib
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+FINGERPRINT_BYTES = 256  # how much of a file's start identifies it
+
 
 class Expect(NamedTuple):
     """Where to resume when a path is next opened (a committed or remembered offset)."""

@@ -1,31 +1,34 @@
 """Following one path across appends, rotation and truncation: ``TailedFile``.
 
-State per path: an open fd (pinned to one inode), ``read_pos`` (bytes read from it), complete
-lines read but not yet emitted, and the trailing partial line. Reading is ``os.pread`` of
-1 MiB chunks split on b"\\n" — no per-line syscalls. Each poll first ``stat``s the path:
+State per path: an open fd (pinned to one inode) and ``read_pos`` (bytes read from it); what
+was read but not emitted lives in the ``EventEmitter`` base (``_emitter``). Reading is
+``os.pread`` of 1 MiB chunks split on b"\\n": no per-line syscalls. Each poll ``stat``s the path:
 
-- another inode at the path (rename + recreate rotation), or no file (renamed, not yet
-  recreated): keep reading the old fd to its end first, then emit its unterminated last line
-  and pending multiline event, close it and open the new file at 0. A path that stays missing
-  is closed after ``MISSING_GRACE_S`` and remembered, so the same inode coming back resumes.
-- same inode but smaller than ``read_pos``, or its first bytes (fingerprint) changed
+- another inode at the path (rename + recreate rotation): it is opened at once and queued
+  (``_successors``), so it is pinned even if it is rotated away in turn; the old fd is read to
+  its end, its unterminated last line and pending multiline event are emitted, and the next
+  queued file is read from 0. A path that stays missing is closed after ``MISSING_GRACE_S``
+  and remembered, so the same inode coming back resumes.
+- the held inode got smaller than ``read_pos``, or its first bytes (fingerprint) changed
   (copytruncate, ``> file``): emit what was read, then start again at 0.
 
 A record's source offset is ``{"position": byte after the event, "inode", "device",
-"fingerprint", "fingerprint_bytes"}`` so a restart can tell the same file from a rotated or
-rewritten one; a bare ``{"position"}`` (a Kafka Connect offset) is trusted when the file is
-long enough. Not thread-safe: one task thread owns it.
+"fingerprint", "fingerprint_bytes", "stream", "seq", "pending"}`` so a restart can tell the
+same file from a rotated or rewritten one and find, by inode, the old file and the queued ones;
+a bare ``{"position"}`` (a Kafka Connect offset) is trusted when the file is long enough.
+Not thread-safe: one task thread owns it.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import zlib
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
+from connectors.file._emitter import EventEmitter, FileOptions
 from connectors.file._identity import (
+    FINGERPRINT_BYTES,
     Expect,
     crc,
     find_by_inode,
@@ -34,62 +37,25 @@ from connectors.file._identity import (
     line_start_before,
     regular_stat,
 )
-from connectors.file._multiline import Event, MultilineAssembler
-from connectors.file._records import RecordFactory, make_header
 from hub.api import SourceRecord
 
 log = logging.getLogger(__name__)
 
+__all__ = ["CHUNK_BYTES", "MAX_LINE_BYTES", "MISSING_GRACE_S", "FileOptions", "TailedFile"]
+
 CHUNK_BYTES = 1 << 20
-FINGERPRINT_BYTES = 256
 MISSING_GRACE_S = 5.0
 MAX_LINE_BYTES = 8 << 20  # a longer line is emitted in pieces rather than buffered forever
 
 
-class FileOptions(NamedTuple):
-    topic: str
-    encoding: str
-    host: str | None
-    multiline_pattern: str | None
-    multiline_timeout_s: float
-    task: str  # names the task in log lines
-    sequence_headers: bool = True
-
-
-class TailedFile:
+class TailedFile(EventEmitter):
     def __init__(self, path: str, options: FileOptions) -> None:
-        self.path = path
-        self._opts = options
-        self._log = f"[{options.task}] {path}"
-        self._factory = RecordFactory(options.topic, {"filename": path})
-        self._ident: dict[str, Any] = {}  # the per-file part of every source offset
-        self._set_stream("", 0)  # named on first use (``_name_stream``) unless resumed
-        self._origin: tuple[int, int, int] | None = None  # (dev, ino, position) a stream began
-        self._multiline = (
-            MultilineAssembler(options.multiline_pattern, options.multiline_timeout_s)
-            if options.multiline_pattern
-            else None
-        )
-        self.fd: int | None = None
+        super().__init__(path, options)
         self._expect: Expect | None = None
         self._missing_since: float | None = None
         self._successors: list[tuple[int, os.stat_result]] = []  # newer files at the path
         self._pending: tuple[tuple[int, int], ...] = ()  # their (device, inode), in offsets
         self._attach_state(-1, -1, 0)
-
-    def _set_stream(self, stream: str, seq: int) -> None:
-        """Events are numbered per source partition within a *stream*: a stream starts when
-        the path has no committed offset and continues across restarts (the committed offset
-        carries it), rotations and truncations. A re-sent event gets the number it had, so a
-        sink can drop re-sends by ``file.stream`` + ``file.seq`` (see sink_task)."""
-        self._stream, self._seq = stream, seq
-        self._ident = {**self._ident, "stream": stream}
-        headers = [make_header("file.path", self.path)]
-        if self._opts.host is not None:
-            headers.append(make_header("file.host", self._opts.host))
-        if self._opts.sequence_headers:
-            headers.append(make_header("file.stream", stream))
-        self._static = tuple(headers)
 
     # -- opening and resuming ---------------------------------------------------------------
 
@@ -277,100 +243,14 @@ class TailedFile:
         return crc(os.pread(self.fd, self._fp_len, 0)) != self._fp
 
     def _read_chunk(self) -> bool:
-        assert self.fd is not None and self._li == len(self._lines)
+        assert self.fd is not None
         data = os.pread(self.fd, CHUNK_BYTES, self._read_pos)
         if not data:
             return False
         self._read_pos += len(data)
-        buf = self._tail + data if self._tail else data
-        lines = buf.split(b"\n")
-        self._tail = lines.pop()
-        self._lines, self._li = lines, 0
-        self._line_pos = self._read_pos - len(buf)
+        self._take(data)
         self._update_fingerprint()
         return True
-
-    def _name_stream(self) -> None:
-        """Names a new stream the same way every time it is started over (a crash before any
-        offset was committed re-reads the file with the same names, so re-sends stay
-        recognisable): from the path, the inode and position it began at, and the file's first
-        line. A different file (reused inode), start point or offset reset gives another."""
-        dev, ino, position = self._origin or (self._dev, self._ino, self._read_pos)
-        first = b""
-        if self.fd is not None and (dev, ino) == (self._dev, self._ino):
-            first = os.pread(self.fd, FINGERPRINT_BYTES, 0).split(b"\n", 1)[0]
-        seed = f"{self.path}|{dev}|{ino}|{position}|".encode("utf-8", "surrogateescape") + first
-        self._set_stream(f"s{zlib.crc32(seed):08x}{zlib.adler32(seed):08x}", self._seq)
-
-    def _emit(self, out: list[SourceRecord], limit: int, now: float) -> None:
-        if not self._stream and self._li < len(self._lines):
-            self._name_stream()
-        if self._multiline is not None:
-            self._emit_multiline(out, limit, now)
-            return
-        i = self._li
-        stop = min(len(self._lines), i + max(0, limit - len(out)))
-        if stop > i:
-            self._line_pos, self._seq = self._factory.extend_lines(
-                out,
-                self._lines,
-                (i, stop),
-                self._line_pos,
-                self._seq,
-                self._opts.encoding,
-                self._static,
-                self._ident,
-                self._opts.sequence_headers,
-            )
-            self._li = stop
-
-    def _emit_multiline(self, out: list[SourceRecord], limit: int, now: float) -> None:
-        assert self._multiline is not None
-        lines, i, pos, enc = self._lines, self._li, self._line_pos, self._opts.encoding
-        while i < len(lines) and len(out) < limit:
-            raw = lines[i]
-            end = pos + len(raw) + 1
-            if raw[-1:] == b"\r":
-                raw = raw[:-1]
-            event = self._multiline.add(pos, end, raw.decode(enc, "replace"), now)
-            if event is not None:
-                out.append(self._record(event))
-            pos = end
-            i += 1
-        self._li, self._line_pos = i, pos
-
-    def _record(self, event: Event) -> SourceRecord:
-        if not self._stream:
-            self._name_stream()
-        self._seq += 1
-        headers = (*self._static, make_header("file.offset", event.start))
-        if self._opts.sequence_headers:
-            headers = (*headers, make_header("file.seq", self._seq))
-        offset = {**self._ident, "position": event.end, "seq": self._seq}
-        return self._factory.make(event.text, headers, offset)
-
-    def _finish(self, out: list[SourceRecord]) -> None:
-        """No more bytes will come from this inode/content: emit everything read so far,
-        including an unterminated last line (it can no longer be completed)."""
-        self._emit(out, 1 << 62, 0.0)
-        self._emit_tail(out)
-        if self._multiline is not None:
-            event = self._multiline.flush()
-            if event is not None:
-                out.append(self._record(event))
-
-    def _emit_tail(self, out: list[SourceRecord], now: float = 0.0) -> None:
-        """Emits the bytes after the last newline as a line of their own."""
-        if not self._tail:
-            return
-        start, raw = self._read_pos - len(self._tail), self._tail.removesuffix(b"\r")
-        self._tail = b""
-        text = raw.decode(self._opts.encoding, "replace")
-        event: Event | None = Event(start, self._read_pos, text)
-        if self._multiline is not None:
-            event = self._multiline.add(start, self._read_pos, text, now)
-        if event is not None:
-            out.append(self._record(event))
 
     def _retire(self, out: list[SourceRecord], remember: bool) -> None:
         self._finish(out)
