@@ -104,7 +104,9 @@ def browse(
         try:
             consumer.assign([TopicPartition(topic, p, begin[p]) for p in sorted(pending)])
             deadline = time.monotonic() + BROWSE_DEADLINE
-            while pending and time.monotonic() < deadline and len(records) < limit:
+            # "latest" reads up to ``limit`` from every partition, then keeps the newest overall.
+            newest = start == "latest"
+            while pending and time.monotonic() < deadline and (newest or len(records) < limit):
                 if needle and scanned >= limit * SCAN_FACTOR:
                     break
                 for msg in consumer.consume(500, timeout=0.5):
@@ -125,11 +127,12 @@ def browse(
                     record = _record(msg)
                     if not needle or _matches(record, needle):
                         records.append(record)
-                    if len(records) >= limit:
+                    if len(records) >= limit and not newest:
                         break
         finally:
             consumer.close()
     records.sort(key=lambda r: (r["timestamp"] or 0, r["partition"], r["offset"]))
+    del records[:-limit]
     return {
         "topic": topic,
         "records": records,

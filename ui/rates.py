@@ -5,7 +5,7 @@ group's committed offsets (what consumers finished with). Both come from admin c
 works against any Kafka cluster without its metrics endpoint.
 
 The sampler thread starts with the first console request and stops after ``IDLE_STOP`` seconds
-without one: a hub nobody is watching pays nothing for the console.
+without one (a hub nobody is watching pays nothing for the console) or when the app shuts down.
 """
 
 from __future__ import annotations
@@ -37,11 +37,18 @@ class RateSampler:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._last_used = time.monotonic()
+        self._stopped = threading.Event()
+
+    def stop(self) -> None:
+        """Ends the thread within one interval; a later ``touch`` does not restart it."""
+        self._stopped.set()
 
     def touch(self) -> None:
         """Notes a console request; (re)starts the thread if it is not running."""
         with self._lock:
             self._last_used = time.monotonic()
+            if self._stopped.is_set():
+                return
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(
                     target=self._run, name="console-rate-sampler", daemon=True
@@ -49,12 +56,12 @@ class RateSampler:
                 self._thread.start()
 
     def _run(self) -> None:
-        while time.monotonic() - self._last_used < IDLE_STOP:
+        while time.monotonic() - self._last_used < IDLE_STOP and not self._stopped.is_set():
             try:
                 self.sample()
             except Exception as exc:  # cluster briefly away: keep the old samples
                 log.debug("rate sample failed: %r", exc)
-            time.sleep(self.interval)
+            self._stopped.wait(self.interval)
 
     def sample(self) -> None:
         md = self.admin.metadata()

@@ -15,8 +15,8 @@ document.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Annotated, Any
 
 from confluent_kafka import KafkaError, KafkaException
@@ -115,7 +115,16 @@ def _translated() -> Iterator[None]:
         raise RestError(503, str(exc) or "The Kafka cluster did not answer in time") from exc
 
 
-router = APIRouter(include_in_schema=False)
+@asynccontextmanager
+async def _lifespan(app: Any) -> AsyncIterator[None]:
+    """Stops the rate sampler with the app, so no thread outlives the server it served."""
+    yield
+    console: Console | None = getattr(app.state, "console", None)
+    if console is not None:
+        console.rates.stop()
+
+
+router = APIRouter(include_in_schema=False, lifespan=_lifespan)
 api = APIRouter(prefix="/console/api", dependencies=[Depends(_authenticate)])
 
 

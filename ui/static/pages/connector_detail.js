@@ -14,6 +14,7 @@ export async function renderConnector(main, name) {
   const message = h("div", { "aria-live": "polite" });
   const statusCard = h("div");
   const offsetsCard = h("div");
+  const topicsBox = h("div");
   const act = (label, fn, cls) =>
     h("button", {
       type: "button",
@@ -55,14 +56,20 @@ export async function renderConnector(main, name) {
     h("h1", {}, title, state, h("small", { class: "muted" }, `${info.type} · ${info.config["connector.class"]}`), actions),
     message,
     statusCard,
-    h("div", { class: "cols" }, configCard(base, info.config), h("div", {}, offsetsCard, await topicsCard(base, name, info.config))),
+    h("div", { class: "cols" }, configCard(base, info.config), h("div", {}, offsetsCard, topicsBox)),
   );
 
   let lastState = null;
+  let lastTopics = null;
   async function refresh() {
     const st = await get(`${base}/status`);
     clear(state, badge(st.connector.state));
     clear(statusCard, statusSection(base, st, message));
+    const topics = await get(`${base}/topics`).then((t) => t[name]?.topics || []).catch(() => []);
+    if (JSON.stringify(topics) !== lastTopics) {
+      lastTopics = JSON.stringify(topics);
+      clear(topicsBox, topicsCard(topics, info.config));
+    }
     if (st.connector.state !== lastState) {
       lastState = st.connector.state;
       clear(offsetsCard, await offsetsSection(base, st.connector.state, message));
@@ -166,8 +173,7 @@ async function offsetsSection(base, state, message) {
   );
 }
 
-async function topicsCard(base, name, config) {
-  const topics = await get(`${base}/topics`).then((t) => t[name]?.topics || []).catch(() => []);
+function topicsCard(topics, config) {
   const dlq = config[DLQ_KEY];
   const link = (t) => h("a", { href: `#/topics/${enc(t)}` }, t);
   return section(

@@ -1,0 +1,64 @@
+"""Fixtures of the console tests: a console app over the shared broker (API tests) and one
+``sluice up`` hub for all browser tests of a session (starting a hub costs seconds)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from confluent_kafka import Producer
+from fastapi.testclient import TestClient
+
+from hub.rest import create_app
+from hub.runtime.config import WorkerConfig
+from tests.fixtures.broker import BrokerProcess
+from tests.fixtures.hub import HubProcess
+
+
+class ConfigOnlyHerder:
+    """The part of a Herder the console uses: the worker config it runs with."""
+
+    def __init__(self, config: WorkerConfig) -> None:
+        self.config = config
+
+    def kafka_cluster_id(self) -> str:
+        return "test"
+
+
+def console_client(broker: BrokerProcess, **settings: Any) -> TestClient:
+    config = WorkerConfig.from_mapping({"bootstrap.servers": broker.bootstrap, **settings})
+    app = create_app(ConfigOnlyHerder(config), config)
+    return TestClient(app, raise_server_exceptions=False)
+
+
+@pytest.fixture
+def api(broker: BrokerProcess) -> Iterator[TestClient]:
+    with console_client(broker) as client:
+        yield client
+
+
+def produce(bootstrap: str, topic: str, values: list[str], **kwargs: Any) -> None:
+    """Writes ``values`` in order (``timestamps=[ms, ...]`` sets CreateTime) and waits for acks."""
+    timestamps = kwargs.pop("timestamps", None)
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for i, value in enumerate(values):
+        extra = {"timestamp": timestamps[i]} if timestamps else {}
+        producer.produce(topic, value=value.encode(), **kwargs, **extra)
+    assert producer.flush(10) == 0
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@pytest.fixture(scope="session")
+def console_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
+    """One hub for the browser tests; rates sampled every second so the chart fills quickly."""
+    proc = HubProcess(
+        tmp_path_factory.mktemp("console") / "hub", {"console.rates.interval.ms": 1000}
+    )
+    proc.start()
+    yield proc
+    proc.stop()
