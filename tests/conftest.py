@@ -7,4 +7,5 @@ pytest_plugins = [
     "tests.fixtures.s3",
     "tests.fixtures.webhdfs",
     "tests.fixtures.spark",
+    "tests.fixtures.browser",
 ]
