@@ -69,15 +69,16 @@ async function showForm(panel, plugin) {
     { name: "name", type: "STRING", required: true, documentation: "A unique name for this connector." },
     { name: "tasks.max", type: "INT", required: false, default_value: "1", documentation: "Most tasks to run." },
   ];
-  const required = keys.filter((k) => k.required);
-  const optional = keys.filter((k) => !k.required);
+  // The plugin's own order; low-importance optional keys fold away under "Advanced settings".
+  const primary = keys.filter((k) => k.required || k.importance !== "LOW");
+  const advanced = keys.filter((k) => !k.required && k.importance === "LOW");
   const summary = h("div", { "aria-live": "polite" });
   const form = h(
     "form",
     { novalidate: true, "aria-label": `${plugin.class} connector` },
     h("h2", {}, plugin.class, " ", h("small", { class: "muted" }, plugin.type)),
-    common.concat(required).map(inputFor),
-    optional.length ? h("details", {}, h("summary", {}, `Optional settings (${optional.length})`), optional.map(inputFor)) : null,
+    common.concat(primary).map(inputFor),
+    advanced.length ? h("details", {}, h("summary", {}, `Advanced settings (${advanced.length})`), advanced.map(inputFor)) : null,
     summary,
     h(
       "div",

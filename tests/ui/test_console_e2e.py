@@ -1,0 +1,209 @@
+"""The web console in a real headless Chromium, driving a real ``sluice up``.
+
+Each test leaves screenshots of the pages it visits in ``test-artifacts/screenshots/``.
+Waiting is Playwright's: ``expect`` retries until the page shows what is asserted (or its
+timeout passes), so nothing here sleeps to synchronise with the hub.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+
+from tests.fixtures.browser import screenshot
+from tests.fixtures.hub import HubProcess
+from tests.ui.conftest import now_ms, produce
+
+expect: Any
+try:
+    from playwright.sync_api import expect
+except ImportError:  # the browser fixture skips with the reason
+    expect = None
+
+
+def _create_topic(hub: HubProcess, name: str, partitions: int = 1) -> None:
+    status, body = hub.request(
+        "POST", "/console/api/topics", {"name": name, "partitions": partitions}
+    )
+    assert status == 201, body
+
+
+def test_file_source_from_the_form_to_its_messages(
+    console_hub: HubProcess, page: Any, tmp_path: Path
+) -> None:
+    """Create through the schema form (a validation error first), RUNNING, messages, pause."""
+    events = tmp_path / "app.log"
+    events.write_text(
+        json.dumps({"event": "hello-from-file", "user": "ada"}) + "\nplain second line\n"
+    )
+    page.goto(f"{console_hub.rest_url}/ui/#/connectors/new")
+    page.get_by_role("button", name=re.compile(r"^file-source")).click()
+    page.locator("#field-name").fill("ui-file-source")
+    page.locator("#field-file").fill(str(events))
+    page.get_by_role("button", name="Create connector").click()
+
+    topic_error = page.locator('[data-field="topic"] .field-error')
+    expect(topic_error).to_contain_text("Missing required")
+    expect(page.locator("#field-topic")).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_role("alert")).to_contain_text("Fix 1 field")
+    screenshot(page, "connector-new-validation")
+
+    page.locator("#field-topic").fill("ui-file-events")
+    page.locator("#field-topic").press("Enter")  # forms submit with Enter
+    expect(page).to_have_url(re.compile(r"#/connectors/ui-file-source$"))
+    state = page.locator("h1 .badge")
+    expect(state).to_have_text("RUNNING")
+    tasks = page.get_by_role("table", name="Tasks")
+    expect(tasks).to_contain_text("RUNNING")
+    expect(page.get_by_role("link", name="browse messages")).to_be_visible()
+    screenshot(page, "connector-detail")
+
+    page.get_by_role("button", name="Pause").click()
+    expect(state).to_have_text("PAUSED")
+    expect(tasks).to_contain_text("PAUSED")
+    page.get_by_role("button", name="Resume").click()
+    expect(state).to_have_text("RUNNING")
+    expect(tasks).to_contain_text("RUNNING")
+
+    page.get_by_role("link", name="browse messages").click()
+    messages = page.get_by_role("table", name="Messages")
+    expect(messages).to_contain_text("hello-from-file")
+    expect(messages).to_contain_text("plain second line")
+    screenshot(page, "topic-messages")
+
+    page.goto(f"{console_hub.rest_url}/ui/#/connectors")
+    row = page.get_by_role("row").filter(has_text="ui-file-source")
+    expect(row).to_contain_text("RUNNING")
+    expect(row).to_contain_text("1/1 running")
+    expect(row).to_contain_text("ui-file-events")
+    screenshot(page, "connectors")
+
+
+def test_reset_offsets_of_an_inactive_group(console_hub: HubProcess, page: Any) -> None:
+    topic, group = f"ui-orders-{uuid.uuid4().hex[:6]}", "ui-billing"
+    _create_topic(console_hub, topic)
+    produce(console_hub.bootstrap, topic, [f"order-{i}" for i in range(5)])
+    consumer = Consumer({"bootstrap.servers": console_hub.bootstrap, "group.id": group})
+    consumer.commit(offsets=[TopicPartition(topic, 0, 5)], asynchronous=False)
+    consumer.close()
+
+    page.goto(f"{console_hub.rest_url}/ui/#/groups")
+    page.get_by_role("link", name=group).click()
+    offsets = page.get_by_role("table", name="Committed offsets")
+    row = offsets.get_by_role("row").filter(has_text=topic)
+    expect(row.locator("td").nth(4)).to_have_text("0")  # lag
+    page.get_by_label("Reset to").select_option("earliest")
+    page.get_by_role("button", name="Reset offsets").click()
+    expect(page.get_by_role("status").filter(has_text="Offsets reset")).to_contain_text(
+        f"{topic}-0 → 0"
+    )
+    expect(row.locator("td").nth(2)).to_have_text("0")  # committed
+    expect(row.locator("td").nth(4)).to_have_text("5")  # lag
+    screenshot(page, "group-detail")
+
+    check = Consumer({"bootstrap.servers": console_hub.bootstrap, "group.id": group})
+    [committed] = check.committed([TopicPartition(topic, 0)], timeout=10)
+    check.close()
+    assert committed.offset == 0
+
+    page.goto(f"{console_hub.rest_url}/ui/#/groups")
+    expect(page.get_by_role("table", name="Consumer groups")).to_contain_text(group)
+    screenshot(page, "groups")
+
+
+def test_browse_a_topic_from_a_timestamp(console_hub: HubProcess, page: Any) -> None:
+    topic = f"ui-events-{uuid.uuid4().hex[:6]}"
+    _create_topic(console_hub, topic)
+    now = now_ms()
+    stamps = [now - 3 * 3600_000, now - 2 * 3600_000, now - 3600_000]
+    values = ['{"step": "old-event"}', '{"step": "mid-event"}', '{"step": "new-event"}']
+    produce(console_hub.bootstrap, topic, values, timestamps=stamps)
+
+    page.goto(f"{console_hub.rest_url}/ui/#/topics/{topic}")
+    messages = page.get_by_role("table", name="Messages")
+    expect(messages).to_contain_text("old-event")
+    start = datetime.fromtimestamp((now - 150 * 60_000) / 1000, UTC)
+    page.get_by_label("From").select_option("timestamp")
+    page.get_by_label("Timestamp (ISO 8601 or epoch ms)").fill(start.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    page.get_by_label("Timestamp (ISO 8601 or epoch ms)").press("Enter")
+    expect(messages).not_to_contain_text("old-event")
+    expect(messages).to_contain_text("mid-event")
+    expect(messages).to_contain_text("new-event")
+    expect(messages.locator("tbody tr")).to_have_count(2)
+    expect(messages.locator("pre").first).to_have_text('{\n  "step": "mid-event"\n}')  # pretty
+
+    page.get_by_label("Contains text").fill("new-")
+    page.get_by_role("button", name="Browse").click()
+    expect(messages.locator("tbody tr")).to_have_count(1)
+
+    page.get_by_role("button", name="Live tail").click()
+    produce(console_hub.bootstrap, topic, ['{"step": "new-live"}'])
+    expect(messages).to_contain_text("new-live")
+    page.get_by_role("button", name="Stop tail").click()
+
+
+def test_topics_create_produce_and_configure(console_hub: HubProcess, page: Any) -> None:
+    topic = f"ui-made-{uuid.uuid4().hex[:6]}"
+    page.goto(f"{console_hub.rest_url}/ui/#/topics")
+    page.get_by_text("Create a topic").click()
+    page.get_by_label("Name").fill(topic)
+    page.get_by_label("Partitions").fill("3")
+    page.get_by_label("Name").press("Enter")
+    expect(page).to_have_url(re.compile(f"#/topics/{topic}$"))
+    expect(page.get_by_role("table", name="Partitions").locator("tbody tr")).to_have_count(3)
+
+    produce_form = page.get_by_role("form", name="Produce a message")
+    produce_form.get_by_label("Key (optional)").fill("user-7")
+    produce_form.get_by_label("Value", exact=True).fill('{"hello": "console"}')
+    produce_form.get_by_role("button", name="Produce").click()
+    expect(page.get_by_role("status").filter(has_text="Written to partition")).to_be_visible()
+    page.get_by_role("button", name="Browse").click()
+    expect(page.get_by_role("table", name="Messages")).to_contain_text("user-7")
+
+    config_form = page.get_by_role("form", name="Set a topic config")
+    config_form.get_by_label("Config").fill("retention.ms")
+    config_form.get_by_label("Value").fill("3600000")
+    config_form.get_by_label("Value").press("Enter")
+    expect(page.get_by_role("status").filter(has_text="retention.ms set")).to_be_visible()
+    expect(page.get_by_role("heading", name=re.compile("1 set on this topic"))).to_be_visible()
+    screenshot(page, "topic-detail")
+
+    page.goto(f"{console_hub.rest_url}/ui/#/topics")
+    row = page.get_by_role("row").filter(has_text=topic)
+    expect(row).to_contain_text("1 h")
+    screenshot(page, "topics")
+
+
+def test_overview_and_pipelines_pages(console_hub: HubProcess, page: Any) -> None:
+    page.goto(f"{console_hub.rest_url}/ui/")
+    expect(page.get_by_role("heading", name="Overview")).to_be_visible()
+    expect(page.locator(".stat").first).to_contain_text("Brokers")
+    expect(page.locator("svg.chart polyline").first).to_be_attached()  # >= 2 rate samples
+    screenshot(page, "overview")
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    screenshot(page, "overview-1920")
+    page.set_viewport_size({"width": 1280, "height": 900})
+
+    page.get_by_role("link", name="Pipelines").click()
+    status, _ = console_hub.request("GET", "/pipelines")
+    if status == 404:
+        expect(page.get_by_text("Pipelines are not available on this hub")).to_be_visible()
+    else:
+        expect(page.get_by_role("heading", name="Pipelines", exact=True).first).to_be_visible()
+    screenshot(page, "pipelines")
+
+    page.keyboard.press("Tab")  # the skip link comes first, then the main navigation
+    expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
+
+
+@pytest.mark.parametrize("path", ["#/nowhere", "#/topics/no-such-topic-here"])
+def test_unknown_pages_say_so(console_hub: HubProcess, page: Any, path: str) -> None:
+    page.goto(f"{console_hub.rest_url}/ui/{path}")
+    expect(page.get_by_role("alert")).to_be_visible()
