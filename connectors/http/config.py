@@ -140,6 +140,13 @@ class WebhookConfig(ConfigModel):
         10 << 20, alias="webhook.max.body.bytes", gt=0, description="Larger bodies get 413."
     )
     max_records: int = Field(100_000, alias="webhook.max.records", gt=0)
+    value_format: Literal["json", "text"] = Field(
+        "json",
+        alias="webhook.value.format",
+        description="json: each record's parsed data goes to the value converter. text: its "
+        "JSON text as a string (pair with value.converter=StringConverter: no re-encoding, "
+        "the fastest path; the body is still validated).",
+    )
     ack_timeout_ms: int = Field(
         30_000,
         alias="webhook.ack.timeout.ms",

@@ -30,7 +30,13 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
-from connectors.http._records import key_of, parse_ndjson, split_path, to_epoch_ms
+from connectors.http._records import (
+    key_of,
+    ndjson_lines,
+    parse_ndjson_lines,
+    split_path,
+    to_epoch_ms,
+)
 from connectors.http.config import WebhookConfig
 from hub.api import SourceRecord, SourceTask
 
@@ -65,6 +71,7 @@ class WebhookSourceTask(SourceTask):
         self.name = str(config.get("name", "http-webhook"))
         self.max_body_bytes = c.max_body_bytes
         self.authenticates = bool(c.auth_token or c.hmac_secret)
+        self._text = c.value_format == "text"
         self._key_path = split_path(c.key_field)
         self._ts_path = split_path(c.timestamp_field)
         self._cond = threading.Condition()
@@ -84,14 +91,14 @@ class WebhookSourceTask(SourceTask):
         if denied:
             return _error(401, denied)
         try:
-            values = self._parse(body, headers.get("content-type", ""))
+            values, texts = self._parse(body, headers.get("content-type", ""))
         except ValueError as exc:
             return _error(400, f"malformed body: {exc}")
         if len(values) > self.config.max_records:
             return _error(413, f"{len(values)} records exceed webhook.max.records")
         if not values:
             return 200, {"accepted": 0}, {}
-        records = self._records(values)
+        records = self._records(values, texts)
         batch = _Batch(len(records))
         with self._cond:
             if self._stopping:
@@ -125,29 +132,45 @@ class WebhookSourceTask(SourceTask):
                 return f"missing or wrong {c.hmac_header} signature"
         return None
 
-    def _parse(self, body: bytes, content_type: str) -> list[Any]:
+    def _parse(self, body: bytes, content_type: str) -> tuple[list[Any], list[Any] | None]:
+        """(parsed records, their JSON texts for ``webhook.value.format=text`` or None)."""
         if not body.strip():
             raise ValueError("empty body")
         if any(t in content_type.lower() for t in _NDJSON_TYPES):
-            return list(parse_ndjson(body))
+            return self._ndjson(body)
         try:
             doc = json.loads(body)
         except json.JSONDecodeError as exc:
             if exc.msg == "Extra data":  # several documents: NDJSON sent without its type
-                return list(parse_ndjson(body))
+                return self._ndjson(body)
             raise ValueError(f"not JSON: {exc}") from None
         except UnicodeDecodeError as exc:
             raise ValueError(f"not UTF-8: {exc}") from None
-        return doc if isinstance(doc, list) else [doc]
+        values = doc if isinstance(doc, list) else [doc]
+        texts = [json.dumps(v, ensure_ascii=False) for v in values] if self._text else None
+        return values, texts
 
-    def _records(self, values: list[Any]) -> list[SourceRecord]:
+    def _ndjson(self, body: bytes) -> tuple[list[Any], list[Any] | None]:
+        lines = ndjson_lines(body)
+        values = parse_ndjson_lines(lines)
+        if not self._text:
+            return values, None
+        try:
+            return values, [line.decode("utf-8").strip() for line in lines]
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"not UTF-8: {exc}") from None
+
+    def _records(self, values: list[Any], texts: list[Any] | None) -> list[SourceRecord]:
         now_ms = int(time.time() * 1000)
         topic, kp, tp = self.config.topic, self._key_path, self._ts_path
+        if not kp and not tp:  # the common case, kept lean: it runs for every record
+            return [SourceRecord(topic=topic, value=v, timestamp=now_ms) for v in (texts or values)]
         out = []
-        for v in values:
+        for i, v in enumerate(values):
             ts = to_epoch_ms(key_of(v, tp)) if tp else None
             key = key_of(v, kp) if kp else None
-            out.append(SourceRecord(topic=topic, key=key, value=v, timestamp=ts or now_ms))
+            value = texts[i] if texts is not None else v
+            out.append(SourceRecord(topic=topic, key=key, value=value, timestamp=ts or now_ms))
         return out
 
     # -- the worker side (task thread, producer callback thread) -------------------------------
