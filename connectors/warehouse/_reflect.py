@@ -9,11 +9,13 @@ for DuckDB columns come from ``information_schema.columns`` and keys from
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.schema import SchemaItem
 
 _TYPE_NAME = re.compile(r"^([A-Za-z ]+)(?:\((\d+)(?:,\s*(\d+))?\))?")
-_DUCK_TYPES: dict[str, sa.types.TypeEngine[object]] = {
+_DUCK_TYPES: dict[str, sa.types.TypeEngine[Any]] = {
     "VARCHAR": sa.Text(), "BIGINT": sa.BigInteger(), "INTEGER": sa.Integer(),
     "SMALLINT": sa.SmallInteger(), "TINYINT": sa.SmallInteger(), "DOUBLE": sa.Double(),
     "FLOAT": sa.REAL(), "BOOLEAN": sa.Boolean(), "BLOB": sa.LargeBinary(), "DATE": sa.Date(),
@@ -42,7 +44,7 @@ def reflect(conn: sa.Connection, name: str, schema: str | None) -> sa.Table:
         "SELECT constraint_type, constraint_column_names FROM duckdb_constraints() "
         "WHERE table_name = :t AND schema_name = coalesce(:s, current_schema()) "
         "AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')"), params).all()  # fmt: skip
-    items: list[sa.SchemaItem] = [
+    items: list[SchemaItem] = [
         sa.Column(
             col, _duck_type(kind), nullable=nullable == "YES", autoincrement=False, quote=True
         )
@@ -56,7 +58,7 @@ def reflect(conn: sa.Connection, name: str, schema: str | None) -> sa.Table:
     return sa.Table(name, sa.MetaData(), *items, schema=schema)
 
 
-def _duck_type(text: str) -> sa.types.TypeEngine[object]:
+def _duck_type(text: str) -> sa.types.TypeEngine[Any]:
     match = _TYPE_NAME.match(text)
     base = match.group(1).strip().upper() if match else text.upper()
     if base in ("DECIMAL", "NUMERIC") and match and match.group(2):

@@ -209,6 +209,7 @@ class RowBuilder:
             if adapt is not None:
                 adapters.append((name, adapt))
         names: list[str] = []
+        fields: list[tuple[str, Schema | None]]
         if vschema is not None and vschema.type is Type.STRUCT:
             fields = [(f.name, f.schema) for f in vschema.fields]
         else:

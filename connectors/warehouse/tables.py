@@ -21,6 +21,7 @@ import logging
 from collections.abc import Callable
 
 import sqlalchemy as sa
+from sqlalchemy.schema import SchemaItem
 
 from connectors.warehouse._reflect import has_table, reflect
 from connectors.warehouse.rows import RowChange, Shape, where
@@ -90,7 +91,7 @@ class Tables:
             else:
                 if schema is not None:
                     conn.execute(sa.schema.CreateSchema(schema, if_not_exists=True))
-                items: list[sa.SchemaItem] = [
+                items: list[SchemaItem] = [
                     sa.Column(
                         c.name,
                         c.type,

@@ -84,6 +84,8 @@ def _zoned(v: Any) -> Any:
 def _variable_decimal(v: Any) -> Any:
     if isinstance(v, dict):
         raw, scale = v.get("value"), int(v.get("scale") or 0)
+        if raw is None:
+            return None
         if isinstance(raw, str):  # base64 when it came through JSON without a schema
             import base64
 
