@@ -334,3 +334,30 @@ def test_sequence_headers_can_be_disabled(tmp_path, source):
     (record,) = source(file=str(log), include_sequence_headers="false").drain()
     assert record.header("file.seq") is None and record.header("file.stream") is None
     assert record.source_offset["seq"] == 1
+
+
+def test_pending_files_in_the_committed_offset_are_not_skipped(tmp_path, source):
+    log = tmp_path / "app.log"
+    write(log, "a1\na2\n")
+    src = source(file=str(log), batch_size="1")
+    src.poll()  # a1
+    os.rename(log, tmp_path / "app.log.1")
+    write(log, "b1\n")
+    (a2,) = src.poll()  # acknowledged; its offset lists b as pending
+    assert len(a2.source_offset["pending"]) == 1
+    os.rename(log, tmp_path / "app.log.2")  # b rotated away before it was read
+    write(log, "c1\n")
+    src = src.restart()
+    assert src.values() == ["b1", "c1"]
+
+
+def test_crash_before_the_first_commit_rereads_under_the_same_stream(tmp_path, source):
+    log = tmp_path / "app.log"
+    write(log, "x\ny\n")
+    src = source(file=str(log))
+    first = src.drain(ack=False)
+    again = src.restart().drain(ack=False)
+    key = [(r.header("file.stream").value, r.header("file.seq").value, r.value) for r in first]
+    assert key == [
+        (r.header("file.stream").value, r.header("file.seq").value, r.value) for r in again
+    ]
