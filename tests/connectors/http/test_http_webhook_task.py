@@ -132,3 +132,14 @@ def test_stop_fails_waiting_requests_with_503() -> None:
     task.stop()
     assert waiting.result()[0] == 503
     assert task.ingest(b"[1]", {})[0] == 503
+
+
+def test_text_value_format_keeps_each_records_json_text() -> None:
+    task = started(**{"webhook.value.format": "text", "key.field": "id"})
+    body = b'{"id": 1, "s": "\xc3\xa9"}\n{"id":2}\n'
+    answer, records = ingest_and_ack(task, body, **{"Content-Type": "application/x-ndjson"})
+    assert answer[0] == 200
+    assert [(r.key, r.value) for r in records] == [(1, '{"id": 1, "s": "é"}'), (2, '{"id":2}')]
+    answer, records = ingest_and_ack(task, b'[{"id": 3}]')
+    assert [r.value for r in records] == ['{"id": 3}']
+    assert task.ingest(b'{"id": 1}\n1, 2\n', {"content-type": "application/x-ndjson"})[0] == 400
