@@ -76,7 +76,9 @@ class RowBuilder:
         self._tables: dict[str, str] = {}
         self._shapes: dict[tuple[Any, ...], tuple[Shape, Any, Any]] = {}
         self._envelopes: dict[int, bool] = {}
-        self._schemas: list[Schema] = []
+        self._schemas: list[Schema | None] = []
+        self._plans: dict[tuple[str, int, int], tuple[str, Shape, int]] = {}
+        self._plain = False
         self.skipped = 0  # tombstones/deletes/truncates not applied by configuration
         self._kafka_names = tuple(config.pk_fields) if config.pk_mode == "kafka" and \
             config.pk_fields else KAFKA_PK_FIELDS  # fmt: skip
@@ -93,7 +95,63 @@ class RowBuilder:
         return name
 
     def build(self, record: SinkRecord) -> RowChange | None:
-        """The change ``record`` asks for, or None when configuration says to skip it."""
+        """The change ``record`` asks for, or None when configuration says to skip it.
+
+        Hot path: a plain (not Debezium) struct value whose (topic, key schema, value schema)
+        was seen before reuses that record's table and shape, and with ``pk.mode=none`` and
+        no adapters the value dict itself is the row (rows are never mutated after build).
+        Anything unusual falls through to the general path, which raises the DataErrors."""
+        value = record.value
+        if type(value) is dict:
+            plan = self._plans.get((record.topic, id(record.key_schema), id(record.value_schema)))
+            if plan is not None and len(value) == plan[2]:
+                row = self._fast_row(record, value, plan[1])
+                if row is not None:
+                    return RowChange(record, plan[0], "write", row, plan[1])
+        self._plain = False
+        change = self._build(record)
+        if change is not None and self._plain and change.shape.whole_value and \
+                record.value_schema is not None and type(value) is dict:  # fmt: skip
+            if len(self._plans) > 10_000:
+                self._plans.clear()
+            key = (record.topic, id(record.key_schema), id(record.value_schema))
+            self._plans[key] = (change.table, change.shape, len(value))
+            self._schemas.extend((record.key_schema, record.value_schema))  # ids stay valid
+        return change
+
+    def _fast_row(self, record: SinkRecord, value: dict[str, Any],
+                  shape: Shape) -> dict[str, Any] | None:  # fmt: skip
+        mode = self.config.pk_mode
+        if mode == "none" or mode == "record_value":
+            row = dict(value) if shape.adapters else value
+            if mode == "record_value":
+                for name in shape.pk:
+                    if value.get(name) is None:
+                        return None
+        elif mode == "kafka":
+            n = self._kafka_names
+            row = dict(value)
+            row[n[0]], row[n[1]], row[n[2]] = record.topic, record.partition, record.offset
+        else:
+            key = record.key
+            if type(key) is not dict:
+                return None
+            row = dict(value)
+            for name in shape.pk:
+                v = key.get(name)
+                if v is None:
+                    return None
+                row[name] = v
+        for name, adapt in shape.adapters:
+            v = row[name]
+            if v is not None:
+                try:
+                    row[name] = adapt(v)
+                except (TypeError, ValueError, OverflowError):
+                    return None  # the general path raises the DataError
+        return row
+
+    def _build(self, record: SinkRecord) -> RowChange | None:
         value, vschema = record.value, record.value_schema
         action = "write"
         if vschema is not None and self.config.debezium_unwrap == "auto":
@@ -102,7 +160,6 @@ class RowBuilder:
                 envelope = debezium.is_envelope(value, vschema)
                 if len(self._envelopes) > 10_000:
                     self._envelopes.clear()
-                    self._schemas.clear()
                 self._envelopes[id(vschema)] = envelope
                 self._schemas.append(vschema)  # keeps the id valid
             envelope = envelope and isinstance(value, dict)
@@ -124,6 +181,8 @@ class RowBuilder:
             value = change.row
         elif value is None:
             action = "delete"
+        else:
+            self._plain = True
         table = self.table_for(record.topic)
         if action == "truncate":
             if not self.config.truncate_enabled:
