@@ -74,11 +74,12 @@ export function empty(title, hint) {
   return h("div", { class: "empty" }, h("p", { class: "empty-title" }, title), hint && h("p", {}, hint));
 }
 
+/** headers: "Name" or ["Messages", "num"] (a class for right-aligned numbers). */
 export function table(headers, rows, attrs) {
   return h(
     "table",
     attrs || {},
-    h("thead", {}, h("tr", {}, headers.map((x) => h("th", { scope: "col" }, x)))),
+    h("thead", {}, h("tr", {}, headers.map((x) => (Array.isArray(x) ? h("th", { scope: "col", class: x[1] }, x[0]) : h("th", { scope: "col" }, x))))),
     h("tbody", {}, rows),
   );
 }

@@ -60,6 +60,7 @@ export async function renderConnector(main, name) {
   );
 
   let lastState = null;
+  let ticks = 0;
   let lastTopics = null;
   async function refresh() {
     const st = await get(`${base}/status`);
@@ -70,7 +71,8 @@ export async function renderConnector(main, name) {
       lastTopics = JSON.stringify(topics);
       clear(topicsBox, topicsCard(topics, info.config));
     }
-    if (st.connector.state !== lastState) {
+    ticks += 1;
+    if (st.connector.state !== lastState || ticks % 5 === 0) {
       lastState = st.connector.state;
       clear(offsetsCard, await offsetsSection(base, st.connector.state, message));
     }

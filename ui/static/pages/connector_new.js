@@ -56,7 +56,7 @@ function inputFor(key) {
   return h(
     "div",
     { class: "field", "data-field": key.name },
-    h("label", { for: id }, label, " ", h("code", { class: "muted" }, key.name)),
+    h("label", { for: id }, label, key.display_name && key.display_name !== key.name ? [" ", h("code", { class: "muted" }, key.name)] : null),
     input,
     h("p", { class: "hint", id: `${id}-help` }, help),
     h("p", { class: "field-error", id: `${id}-err` }),
@@ -70,15 +70,17 @@ async function showForm(panel, plugin) {
     { name: "tasks.max", type: "INT", required: false, default_value: "1", documentation: "Most tasks to run." },
   ];
   // The plugin's own order; low-importance optional keys fold away under "Advanced settings".
-  const primary = keys.filter((k) => k.required || k.importance !== "LOW");
-  const advanced = keys.filter((k) => !k.required && k.importance === "LOW");
+  // Keys documented as internal (set by the runtime per task) fold away too.
+  const minor = (k) => !k.required && (k.importance === "LOW" || /^internal\b/i.test(k.documentation || ""));
+  const primary = keys.filter((k) => !minor(k));
+  const advanced = keys.filter(minor);
   const summary = h("div", { "aria-live": "polite" });
   const form = h(
     "form",
     { novalidate: true, "aria-label": `${plugin.class} connector` },
     h("h2", {}, plugin.class, " ", h("small", { class: "muted" }, plugin.type)),
-    common.concat(primary).map(inputFor),
-    advanced.length ? h("details", {}, h("summary", {}, `Advanced settings (${advanced.length})`), advanced.map(inputFor)) : null,
+    h("div", { class: "fields" }, common.concat(primary).map(inputFor)),
+    advanced.length ? h("details", {}, h("summary", {}, `Advanced settings (${advanced.length})`), h("div", { class: "fields" }, advanced.map(inputFor))) : null,
     summary,
     h(
       "div",

@@ -18,7 +18,7 @@ export async function renderGroups(main) {
       clear(
         body,
         table(
-          ["Group", "State", "Members", "Topics", "Total lag"],
+          ["Group", "State", ["Members", "num"], "Topics", ["Total lag", "num"]],
           groups.map((g) =>
             h("tr", {}, h("td", {}, h("a", { href: `#/groups/${enc(g.group_id)}` }, g.group_id)), h("td", {}, badge(g.state)),
               h("td", { class: "num" }, g.members), h("td", {}, g.topics.join(", ") || "—"), h("td", { class: "num" }, fmtNum(g.lag))),
@@ -47,7 +47,7 @@ export async function renderGroup(main, id, flash) {
       `Offsets and lag (total ${fmtNum(group.offsets.reduce((a, o) => a + (o.lag || 0), 0))})`,
       group.offsets.length
         ? table(
-            ["Topic", "Partition", "Committed", "End offset", "Lag"],
+            ["Topic", ["Partition", "num"], ["Committed", "num"], ["End offset", "num"], ["Lag", "num"]],
             group.offsets.map((o) =>
               h("tr", {}, h("td", {}, h("a", { href: `#/topics/${enc(o.topic)}` }, o.topic)), h("td", { class: "num" }, o.partition),
                 h("td", { class: "num" }, o.committed === null ? "—" : fmtNum(o.committed)), h("td", { class: "num" }, fmtNum(o.end_offset)),

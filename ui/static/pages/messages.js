@@ -57,7 +57,7 @@ export function messageBrowser(topic, partitions) {
       out,
       status,
       table(
-        ["Partition", "Offset", "Timestamp", "Key", "Value", "Headers"],
+        [["Partition", "num"], ["Offset", "num"], "Timestamp", "Key", "Value", "Headers"],
         rows.map((r) =>
           h(
             "tr",

@@ -46,7 +46,7 @@ function partitionsCard(topic) {
   return section(
     `Partitions (${topic.partitions.length}; ${fmtNum(total)} messages)`,
     table(
-      ["Partition", "Start offset", "End offset", "Messages", "Leader", "Replicas", "In sync", "Size"],
+      [["Partition", "num"], ["Start offset", "num"], ["End offset", "num"], ["Messages", "num"], ["Leader", "num"], "Replicas", "In sync", ["Size", "num"]],
       topic.partitions.map((p) =>
         h(
           "tr",

@@ -28,7 +28,7 @@ export async function renderTopics(main) {
     clear(
       body,
       table(
-        ["Name", "Partitions", "Messages", "End offsets", "Size", "Retention", "Cleanup", "Msgs/s"],
+        ["Name", ["Partitions", "num"], ["Messages", "num"], ["End offsets", "num"], ["Size", "num"], "Retention", "Cleanup", ["Msgs/s", "num"]],
         shown.map((r) =>
           h(
             "tr",
