@@ -55,7 +55,7 @@ class Hub:
 
 
 @pytest.fixture
-def hub(broker: BrokerProcess) -> Iterator[Callable[[], Hub]]:
+def inproc_hub(broker: BrokerProcess) -> Iterator[Callable[[], Hub]]:
     hubs: list[Hub] = []
 
     def make() -> Hub:
@@ -102,12 +102,12 @@ def start_pipeline(api: TestClient, source: Path, sink: Path, topic: str) -> Non
     )  # fmt: skip
 
 
-def test_lines_flow_exactly_once_across_a_hub_restart(hub, tmp_path: Path) -> None:
+def test_lines_flow_exactly_once_across_a_hub_restart(inproc_hub, tmp_path: Path) -> None:
     source, sink = tmp_path / "test.txt", tmp_path / "test.sink.txt"
     topic = f"connect-test-{uuid.uuid4().hex[:8]}"
     written = [f"line {i}" for i in range(5000)]
     append(source, written[:3000])
-    h = hub()
+    h = inproc_hub()
     api = h.start()
     start_pipeline(api, source, sink, topic)
     wait_for_lines(sink, 3000)
@@ -118,11 +118,11 @@ def test_lines_flow_exactly_once_across_a_hub_restart(hub, tmp_path: Path) -> No
     assert got == written
 
 
-def test_rotation_while_tailing(hub, tmp_path: Path) -> None:
+def test_rotation_while_tailing(inproc_hub, tmp_path: Path) -> None:
     source, sink = tmp_path / "app.log", tmp_path / "out.log"
     topic = f"rotate-{uuid.uuid4().hex[:8]}"
     source.touch()
-    api = hub().start()
+    api = inproc_hub().start()
     start_pipeline(api, source, sink, topic)
     written: list[str] = []
     for rotation in range(4):
