@@ -72,6 +72,15 @@ def test_file_source_from_the_form_to_its_messages(
     expect(state).to_have_text("RUNNING")
     expect(tasks).to_contain_text("RUNNING")
 
+    page.get_by_role("button", name="Stop").click()  # offsets can be reset only when STOPPED
+    expect(state).to_have_text("STOPPED")
+    expect(page.get_by_role("table", name="Offsets")).to_contain_text(str(events))
+    page.get_by_role("button", name="Reset offsets").click()
+    expect(page.get_by_role("status").filter(has_text="reset successfully")).to_be_visible()
+    expect(page.get_by_text("No committed offsets")).to_be_visible()
+    page.get_by_role("button", name="Resume").click()
+    expect(state).to_have_text("RUNNING")
+
     page.get_by_role("link", name="browse messages").click()
     messages = page.get_by_role("table", name="Messages")
     expect(messages).to_contain_text("hello-from-file")
@@ -173,6 +182,7 @@ def test_topics_create_produce_and_configure(console_hub: HubProcess, page: Any)
     config_form.get_by_label("Value").press("Enter")
     expect(page.get_by_role("status").filter(has_text="retention.ms set")).to_be_visible()
     expect(page.get_by_role("heading", name=re.compile("1 set on this topic"))).to_be_visible()
+    expect(page.get_by_role("table", name="Messages")).to_contain_text("user-7")
     screenshot(page, "topic-detail")
 
     page.goto(f"{console_hub.rest_url}/ui/#/topics")

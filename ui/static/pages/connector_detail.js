@@ -61,6 +61,7 @@ export async function renderConnector(main, name) {
 
   let lastState = null;
   let ticks = 0;
+  const reloadOffsets = async () => clear(offsetsCard, await offsetsSection(base, lastState, message, reloadOffsets));
   let lastTopics = null;
   async function refresh() {
     const st = await get(`${base}/status`);
@@ -74,7 +75,7 @@ export async function renderConnector(main, name) {
     ticks += 1;
     if (st.connector.state !== lastState || ticks % 5 === 0) {
       lastState = st.connector.state;
-      clear(offsetsCard, await offsetsSection(base, st.connector.state, message));
+      await reloadOffsets();
     }
   }
   await refresh();
@@ -140,7 +141,7 @@ function configCard(base, config) {
   return section("Configuration", form);
 }
 
-async function offsetsSection(base, state, message) {
+async function offsetsSection(base, state, message, reload) {
   let offsets;
   try {
     offsets = (await get(`${base}/offsets`)).offsets;
@@ -165,6 +166,7 @@ async function offsetsSection(base, state, message) {
           try {
             const res = await del(`${base}/offsets`);
             clear(message, notice("ok", res.message));
+            await reload();
           } catch (err) {
             clear(message, notice("error", err.message));
           }

@@ -34,7 +34,7 @@ export async function renderPipelines(main) {
     main.append(
       h("div", { class: "card" }, empty(
         "Pipelines are not available on this hub",
-        "This hub does not serve the /pipelines API. Spark pipelines can still run with `sluice pipelines run`.",
+        h("span", {}, "This hub does not serve the ", h("code", {}, "/pipelines"), " API. Spark pipelines can still run with ", h("code", {}, "sluice pipelines run"), "."),
       )),
     );
     return;
