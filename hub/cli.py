@@ -109,8 +109,10 @@ def _serve(herder: Any, worker_config: Any) -> None:
     """Serves the REST API until a signal (or just waits for one without the API)."""
     try:
         from hub.rest.app import create_app
-    except ImportError:
-        log.warning("REST API (hub.rest) unavailable; running the worker only")
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("hub.rest", "hub.rest.app"):
+            raise  # the API is installed but broken: fail loudly, not headless
+        log.warning("REST API (hub.rest) not installed; running the worker only")
         _wait_for_signal()
         return
     import uvicorn
