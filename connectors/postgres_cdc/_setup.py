@@ -8,6 +8,7 @@ trace) naming the setting or the SQL that fixes it; a server that is merely unre
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,6 +111,22 @@ def check_slot(state: SlotState, config: PostgresCdcConfig) -> None:
         )
 
 
+def needs_snapshot(mode: str, offset: Mapping[str, Any] | None, slot: SlotState) -> bool:
+    """Whether ``snapshot.mode`` asks for a snapshot given the committed offset and the slot.
+
+    An offset from a snapshot that never finished (no ``snapshot_completed``) counts as none:
+    the exported snapshot it was read from is gone, so the snapshot starts over.
+    """
+    completed = bool(offset) and not (
+        offset.get("snapshot") and not offset.get("snapshot_completed")  # type: ignore[union-attr]
+    )
+    if mode in ("never", "no_data"):
+        return False
+    if mode == "when_needed":
+        return not completed or not slot.exists
+    return not completed
+
+
 def ensure_publication(
     conn: psycopg.Connection[Any], config: PostgresCdcConfig, tables: list[tuple[str, str]]
 ) -> None:
@@ -156,3 +173,12 @@ def user_tables(conn: psycopg.Connection[Any]) -> list[tuple[str, str, int]]:
             "AND n.nspname NOT LIKE 'pg_toast%%' ORDER BY 1, 2"
         ).fetchall()
     ]
+
+
+def drop_slot(config: PostgresCdcConfig) -> None:
+    """``slot.drop.on.stop``: best effort; a slot left behind only retains WAL."""
+    try:
+        with psycopg.connect(config.conninfo(), autocommit=True) as conn:
+            conn.execute("SELECT pg_drop_replication_slot(%s)", (config.slot_name,))
+    except psycopg.Error as exc:
+        log.warning("could not drop slot %s: %s", config.slot_name, exc)

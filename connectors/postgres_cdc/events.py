@@ -15,13 +15,14 @@ placeholder ``__debezium_unavailable_value`` when textual, else null.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from connectors.postgres_cdc import types
 from connectors.postgres_cdc.pgoutput import UNCHANGED_TOAST
-from hub.api import Field, Schema, Type
+from hub.api import Field, Schema, SourceRecord, Type
 
 VERSION = "2.7.0.sluice"
 UNAVAILABLE = "__debezium_unavailable_value"
@@ -193,3 +194,18 @@ class TableSchema:
             "ts_ns": now_us * 1000,
             "transaction": None,
         }
+
+
+def heartbeat_record(
+    topic: str, prefix: str, partition: dict[str, Any], offset: dict[str, Any]
+) -> SourceRecord:
+    """Debezium's heartbeat: key ``{serverName}``, value ``{ts_ms}``; its offset moves the slot."""
+    return SourceRecord(
+        topic=topic,
+        key={"serverName": prefix},
+        key_schema=HEARTBEAT_KEY_SCHEMA,
+        value={"ts_ms": time.time_ns() // 1_000_000},
+        value_schema=HEARTBEAT_VALUE_SCHEMA,
+        source_partition=partition,
+        source_offset=offset,
+    )

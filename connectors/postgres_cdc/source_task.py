@@ -33,12 +33,7 @@ from connectors.postgres_cdc import _setup
 from connectors.postgres_cdc._stream import ChangeDecoder, Position, relation_columns
 from connectors.postgres_cdc.catalog import Catalog
 from connectors.postgres_cdc.config import PostgresCdcConfig
-from connectors.postgres_cdc.events import (
-    HEARTBEAT_KEY_SCHEMA,
-    HEARTBEAT_VALUE_SCHEMA,
-    ColumnSpec,
-    TableSchema,
-)  # fmt: skip
+from connectors.postgres_cdc.events import ColumnSpec, TableSchema, heartbeat_record  # fmt: skip
 from connectors.postgres_cdc.pgoutput import Relation
 from connectors.postgres_cdc.replication import Keepalive, ReplicationConnection, lsn_to_str
 from connectors.postgres_cdc.snapshot import SnapshotEmitter, SnapshotReader
@@ -66,6 +61,14 @@ class PostgresCdcSourceTask(SourceTask):
         self._next_heartbeat = time.monotonic() + c.heartbeat_interval_ms / 1000
         self._retry_at, self._backoff = 0.0, 0.1
         self._streaming_done = False
+        try:
+            self._prepare(c)
+        except BaseException:
+            self._close_connections()  # a failed start leaves no connection (or slot user) behind
+            raise
+        log.info("[%s] started (snapshot.mode=%s)", self.ident, c.snapshot_mode)
+
+    def _prepare(self, c: PostgresCdcConfig) -> None:
         offset = self.context.offset_reader.offset(self.partition)
         self._meta = _setup.open_connection(c)
         self._catalog = Catalog(self._meta)
@@ -79,7 +82,7 @@ class PostgresCdcSourceTask(SourceTask):
             relation_schema=self._relation_schema, tombstones=c.tombstones_on_delete,
             skipped=c.skipped, resume=Position.from_offset(dict(offset) if offset else None),
         )  # fmt: skip
-        if self._needs_snapshot(offset, slot):
+        if _setup.needs_snapshot(c.snapshot_mode, offset, slot):
             self._begin_snapshot(slot.exists)
         else:
             self._confirmed = max(slot.confirmed_flush, self.decoder.resume.commit)
@@ -94,20 +97,8 @@ class PostgresCdcSourceTask(SourceTask):
                 self._streaming_done = True
             else:
                 self._start_streaming()
-        log.info("[%s] started (snapshot.mode=%s)", self.ident, c.snapshot_mode)
 
     # -- start-up helpers ------------------------------------------------------------------
-
-    def _needs_snapshot(self, offset: Mapping[str, Any] | None, slot: _setup.SlotState) -> bool:
-        mode = self.config.snapshot_mode
-        completed = bool(offset) and not (
-            offset.get("snapshot") and not offset.get("snapshot_completed")  # type: ignore[union-attr]
-        )
-        if mode in ("never", "no_data"):
-            return False
-        if mode == "when_needed":
-            return not completed or not slot.exists
-        return not completed
 
     def _replication(self) -> ReplicationConnection:
         try:
@@ -126,7 +117,7 @@ class PostgresCdcSourceTask(SourceTask):
         except psycopg.Error as exc:
             raise ConnectError(f"cannot create replication slot {c.slot_name!r}: {exc}") from None
         assert name is not None
-        reader = SnapshotReader(c, name, self._filter, self._snapshot_schema, self.ident)
+        reader = SnapshotReader(c, name, self._filter, self._make_schema, self.ident)
         self._confirmed = point
         self._snapshot = SnapshotEmitter(reader, self.partition, point, c)
         log.info("[%s] snapshot of %d table(s) at %s", self.ident, len(reader.tables),
@@ -139,10 +130,6 @@ class PostgresCdcSourceTask(SourceTask):
                         self.ident, namespace, table)  # fmt: skip
         return TableSchema(self.config.topic_prefix, namespace, table, columns,
                            catalog.type_info, self.config.decimal_handling_mode)  # fmt: skip
-
-    def _snapshot_schema(self, namespace: str, table: str, columns: list[ColumnSpec],
-                         catalog: Catalog) -> TableSchema:  # fmt: skip
-        return self._make_schema(namespace, table, columns, catalog)
 
     def _relation_schema(self, rel: Relation) -> TableSchema | None:
         if not self._filter(rel.namespace, rel.name):
@@ -177,7 +164,13 @@ class PostgresCdcSourceTask(SourceTask):
     def _poll_snapshot(self) -> list[SourceRecord] | None:
         snap = self._snapshot
         assert snap is not None
-        out = snap.next_batch(self.config.max_batch_size)
+        try:
+            out = snap.next_batch(self.config.max_batch_size)
+        except psycopg.OperationalError as exc:
+            raise ConnectError(
+                f"lost the connection to PostgreSQL during the snapshot ({exc}); restart the "
+                "task: the snapshot starts over from a new exported snapshot"
+            ) from None
         if snap.done:
             self._snapshot = None
             snap.close()
@@ -235,15 +228,11 @@ class PostgresCdcSourceTask(SourceTask):
         position = max(self._wal_end, self._emitted.commit)
         if position > self._emitted.commit:
             self._emitted = Position(position, 0)
-        prefix = self.config.topic_prefix
         offset = {"lsn_commit": self._emitted.commit, "event_serial_no": self._emitted.serial,
                   "lsn": position, "heartbeat": True}  # fmt: skip
-        out.append(SourceRecord(
-            topic=f"{self.config.heartbeat_topics_prefix}.{prefix}",
-            key={"serverName": prefix}, key_schema=HEARTBEAT_KEY_SCHEMA,
-            value={"ts_ms": time.time_ns() // 1_000_000}, value_schema=HEARTBEAT_VALUE_SCHEMA,
-            source_partition=self.partition, source_offset=offset,
-        ))  # fmt: skip
+        c = self.config
+        topic = f"{c.heartbeat_topics_prefix}.{c.topic_prefix}"
+        out.append(heartbeat_record(topic, c.topic_prefix, self.partition, offset))
         if self._repl is not None:  # ask for a keepalive: the next heartbeat sees a fresh WAL end
             self._repl.send_status(self._confirmed, self._wal_end, reply=True)
 
@@ -294,15 +283,8 @@ class PostgresCdcSourceTask(SourceTask):
                 self._snapshot = None
             self._close_connections()
             if self.config.slot_drop_on_stop:
-                self._drop_slot()
+                _setup.drop_slot(self.config)
         log.info("[%s] stopped", self.ident)
-
-    def _drop_slot(self) -> None:
-        try:
-            with psycopg.connect(self.config.conninfo(), autocommit=True) as conn:
-                conn.execute("SELECT pg_drop_replication_slot(%s)", (self.config.slot_name,))
-        except psycopg.Error as exc:
-            log.warning("[%s] could not drop slot %s: %s", self.ident, self.config.slot_name, exc)
 
     def _close_connections(self) -> None:
         if self._repl is not None:

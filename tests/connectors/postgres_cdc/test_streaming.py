@@ -76,7 +76,9 @@ def test_heartbeats_advance_the_slot_on_a_quiet_database(harness, sql, postgres,
     h.ack()
     h.poll_until(beat_past_noise, what="another heartbeat")
     h.ack()  # the slot is confirmed one commit behind the stored offset
-    assert confirmed_flush(postgres, pg_database, slot) >= wal_after_noise
+    # the status update is asynchronous on the server side: wait for it, with a deadline
+    h.poll_until(lambda _: confirmed_flush(postgres, pg_database, slot) >= wal_after_noise,
+                 what="the slot past the other database's WAL")  # fmt: skip
 
 
 def test_slot_follows_acknowledged_changes_only(harness, sql, postgres, pg_database) -> None:
