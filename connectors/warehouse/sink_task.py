@@ -150,7 +150,9 @@ class WarehouseSinkTask(SinkTask):
                     change = build(record)
                     if change is not None:
                         if change.shape is not fitted:
-                            ensure(change)
+                            if ensure(change) is None:
+                                self.builder.skipped += 1  # delete/truncate of no table
+                                continue
                             fitted = change.shape
                         pending.append(change)
                 except DataError as exc:

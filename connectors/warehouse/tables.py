@@ -55,15 +55,18 @@ class Tables:
     def table(self, name: str) -> sa.Table:
         return self._tables[name]
 
-    def ensure(self, change: RowChange) -> sa.Table:
+    def ensure(self, change: RowChange) -> sa.Table | None:
         """The table for ``change``, created or widened as configured; DataError when the
-        record cannot fit it, ConnectError when the table itself is missing or unusable."""
+        record cannot fit it, ConnectError when the table itself is missing or unusable.
+        None for a delete or truncate of a table that does not exist: nothing to do."""
         name, shape = change.table, change.shape
         table = self._tables.get(name)
         if table is not None and (name, id(shape)) in self._checked:
             return table
         if table is None:
-            table = self._load(name, shape)
+            table = self._load(name, shape, creates=change.action == "write")
+            if table is None:
+                return None
         missing = [c for c in shape.columns if c.name not in table.c]
         if missing and not self.auto_evolve:
             raise DataError(f"record {where(change.record)}: table {table.fullname} has no "
@@ -76,18 +79,17 @@ class Tables:
         self._checked[(name, id(shape))] = shape
         return table
 
-    def _load(self, name: str, shape: Shape) -> sa.Table:
+    def _load(self, name: str, shape: Shape, creates: bool) -> sa.Table | None:
         schema, table_name = split_name(name, self.dialect)
         conn = self._connect()
         with conn.begin():
             if has_table(conn, table_name, schema):
                 table = reflect(conn, table_name, schema)
+            elif not creates:
+                return None
             elif not self.auto_create:
                 raise ConnectError(f"[{self.ident}] table {name} does not exist: create it or "
                                    "set auto.create=true")  # fmt: skip
-            elif not shape.columns:
-                raise DataError(f"[{self.ident}] table {name} does not exist and a delete or "
-                                "truncate cannot create it")  # fmt: skip
             else:
                 if schema is not None:
                     conn.execute(sa.schema.CreateSchema(schema, if_not_exists=True))

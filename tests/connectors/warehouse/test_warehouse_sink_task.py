@@ -184,3 +184,11 @@ def test_type_mismatch_is_a_record_error(target: Target) -> None:
     [(bad, _)] = task.context.reporter.reported  # type: ignore[attr-defined]
     assert bad.offset == 1
     assert target.rows(task, "SELECT id FROM orders ORDER BY id") == [(1,), (3,)]
+
+
+def test_a_delete_before_the_table_exists_is_a_no_op(target: Target) -> None:
+    task = target.task(**{"auto.create": "true", "insert.mode": "upsert",
+                          "pk.mode": "record_key", "delete.enabled": "true"})  # fmt: skip
+    task.put([rec(0, None, {"id": 1}, key_schema=KEY), order(1, 2, "b")])
+    assert target.rows(task, "SELECT id, name FROM orders") == [(2, "b")]
+    assert task.builder.skipped == 1
