@@ -116,11 +116,11 @@ def browse(
                             pending.discard(msg.partition())
                             continue
                         raise RuntimeError(err.str())
-                    p = msg.partition()
-                    if p not in pending or msg.offset() >= ends[p]:
+                    p, at = msg.partition() or 0, msg.offset() or 0  # set on every record
+                    if p not in pending or at >= ends[p]:
                         pending.discard(p)
                         continue
-                    nxt[p] = msg.offset() + 1
+                    nxt[p] = at + 1
                     if nxt[p] >= ends[p]:
                         pending.discard(p)
                     scanned += 1
