@@ -151,3 +151,21 @@ def test_webhook_error_statuses(hub: Any) -> None:
     assert hub.request("PUT", "/connectors/secure/resume")[0] == 202
     wait_until(lambda: post(hub, "secure", b"[1, 2]", **ok).status_code == 200, 30, "resumed")
     assert values(hub, topic)[-2:] == [1, 2]
+
+
+def test_scrape_through_the_hub(hub: Any, api: ApiServer) -> None:
+    api.metrics = '# TYPE temp gauge\ntemp{room="a"} 21.5\ntemp{room="b"} 19\n'
+    topic = f"metrics-{uuid.uuid4().hex[:8]}"
+    create(hub, "scrape", {"connector.class": "http-scrape", "topic": topic,
+                           "targets": f"{api.url}/metrics", "job": "test",
+                           "scrape.interval.ms": "200", **PLAIN_JSON})  # fmt: skip
+    wait_until(lambda: len(values(hub, topic)) >= 6, 30, "two scrapes")
+    first = values(hub, topic)[:3]
+    port = api.url.rsplit(":", 1)[1]
+    tags = {"instance": f"127.0.0.1:{port}", "job": "test"}
+    assert [(v["name"], v["tags"], v["value"], v["type"]) for v in first] == [
+        ("temp", {**tags, "room": "a"}, 21.5, "gauge"),
+        ("temp", {**tags, "room": "b"}, 19.0, "gauge"),
+        ("up", tags, 1.0, "gauge"),
+    ]
+    assert all(v["target"] == f"{api.url}/metrics" and v["time"] > 0 for v in first)
