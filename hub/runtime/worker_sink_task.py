@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from confluent_kafka import Consumer, Message
+from confluent_kafka import Consumer, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from hub.api import (
@@ -171,7 +171,12 @@ class WorkerSinkTask(WorkerTask):
                     self.current[TopicPartition(topic, partition)] = offset
             if self.commit_requested or time.monotonic() >= next_commit:
                 self.commit_requested = False
-                self.commit(self.assignment)
+                try:
+                    self.commit(self.assignment)
+                except KafkaException as exc:
+                    # e.g. a rebalance in progress: the next interval (or close) retries;
+                    # nothing is lost, the uncommitted records are only redelivered.
+                    log.warning("offset commit failed", extra={**self.log_extra, "error": str(exc)})
                 next_commit = time.monotonic() + interval
 
     def _on_consume_error(self, msg: Message) -> None:
