@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import traceback
 from typing import Any
 
 from hub.api import ConfigError
@@ -115,7 +116,8 @@ class Herder:
             log.error(
                 "connector failed to generate tasks", extra={"connector": name}, exc_info=True
             )
-            self.statuses.put_connector(name, "FAILED", self.worker_id, repr(exc))
+            trace = "".join(traceback.format_exception(exc))
+            self.statuses.put_connector(name, "FAILED", self.worker_id, trace)
             return
         if task_configs != self.configs.task_configs(name):
             self.configs.put_task_configs(name, task_configs)
