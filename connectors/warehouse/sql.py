@@ -31,6 +31,11 @@ def _chunks(rows: Rows, size: int) -> Iterator[Rows]:
         yield rows[i : i + size]
 
 
+def begin(conn: sa.Connection) -> None:
+    """Called at the start of every transaction the writer runs."""
+    conn.info["sluice_stages_used"] = set()
+
+
 def insert(conn: sa.Connection, table: sa.Table, rows: Rows, batch_size: int) -> None:
     if conn.dialect.name == "postgresql" and _psycopg(conn):
         _copy(conn, table, rows)
@@ -92,8 +97,9 @@ def _pg_staged_upsert(conn: sa.Connection, table: sa.Table, rows: Rows, names: l
     """COPY into a temporary staging table, then one INSERT ... SELECT ... ON CONFLICT.
 
     The staging table (``LIKE`` the target, ``ON COMMIT DELETE ROWS``) is made once per
-    connection and column list and emptied after each use, so a batch costs one COPY and one
-    statement whatever its size. Keys are unique within ``rows`` (the caller collapses them).
+    connection and column list and emptied by the commit (or by a DELETE if it is used twice
+    in one transaction), so a batch costs one COPY and one statement whatever its size. Keys
+    are unique within ``rows`` (the caller collapses them).
     """
     preparer = conn.dialect.identifier_preparer
     stages: dict[tuple[str, tuple[str, ...]], str] = conn.info.setdefault("sluice_stages", {})
@@ -103,6 +109,10 @@ def _pg_staged_upsert(conn: sa.Connection, table: sa.Table, rows: Rows, names: l
         stage = stages[key] = f"sluice_stage_{len(stages)}"
         conn.exec_driver_sql(f"CREATE TEMPORARY TABLE {stage} (LIKE "
                              f"{preparer.format_table(table)}) ON COMMIT DELETE ROWS")  # fmt: skip
+    used: set[str] = conn.info.setdefault("sluice_stages_used", set())
+    if stage in used:  # a second use in this transaction: ON COMMIT has not emptied it yet
+        conn.exec_driver_sql(f"DELETE FROM {stage}")
+    used.add(stage)
     _copy_into(conn, stage, names, rows)
     cols = ", ".join(preparer.quote_identifier(n) for n in names)
     if others:
@@ -117,7 +127,6 @@ def _pg_staged_upsert(conn: sa.Connection, table: sa.Table, rows: Rows, names: l
         f"INSERT INTO {preparer.format_table(table)} ({cols}) SELECT {cols} FROM {stage} "
         f"ON CONFLICT ({conflict}) {action}"
     )
-    conn.exec_driver_sql(f"TRUNCATE {stage}")
 
 
 def _key_clause(table: sa.Table, pk: Sequence[str]) -> Any:

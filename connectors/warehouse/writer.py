@@ -33,6 +33,7 @@ class BatchWriter:
         self.tables, self.insert_mode, self.batch_size = tables, insert_mode, batch_size
 
     def apply(self, conn: sa.Connection, changes: Sequence[RowChange]) -> None:
+        sql.begin(conn)
         by_table: dict[str, list[RowChange]] = {}
         for change in changes:
             by_table.setdefault(change.table, []).append(change)
@@ -53,10 +54,15 @@ class BatchWriter:
             return
         pk = changes[-1].shape.pk
         if pk and self.insert_mode != "insert":
-            last: dict[tuple[Any, ...], RowChange] = {}
-            for change in changes:
-                row = change.row
-                last[tuple([row[n] for n in change.shape.pk])] = change
+            last: dict[Any, RowChange] = {}
+            if len(pk) == 1:
+                name = pk[0]
+                for change in changes:
+                    last[change.row[name]] = change
+            else:
+                for change in changes:
+                    row = change.row
+                    last[tuple([row[n] for n in pk])] = change
             deletes = [c for c in last.values() if c.action == "delete"]
             writes = [c for c in last.values() if c.action == "write"]
             self._run(conn, table, "delete", deletes)

@@ -192,3 +192,13 @@ def test_a_delete_before_the_table_exists_is_a_no_op(target: Target) -> None:
     task.put([rec(0, None, {"id": 1}, key_schema=KEY), order(1, 2, "b")])
     assert target.rows(task, "SELECT id, name FROM orders") == [(2, "b")]
     assert task.builder.skipped == 1
+
+
+def test_two_shapes_of_one_table_in_one_transaction(target: Target) -> None:
+    task = target.task(**{"auto.create": "true", "insert.mode": "upsert",
+                          "pk.mode": "record_value", "pk.fields": "id"})  # fmt: skip
+    task.put([rec(0, {"id": 1, "name": "a"}), rec(1, {"name": "b", "id": 2}),
+              rec(2, {"id": 2, "name": "b2"}), rec(3, {"name": "c", "id": 3})])  # fmt: skip
+    assert target.rows(task, "SELECT id, name FROM orders ORDER BY id") == [
+        (1, "a"), (2, "b2"), (3, "c")]  # fmt: skip
+    assert task.transactions == 1
