@@ -45,6 +45,7 @@ class CounterConfig(ConfigModel):
     partitions: int = 1
     fail_times: int = 0  # the first N task starts raise from poll
     poll_delay_ms: int = 0
+    fail_connector: bool = False  # CounterSource.start raises
     poison: str = "object"  # poison-source: "object" (no converter can write it) or "string"
 
 
@@ -96,6 +97,8 @@ class CounterSource(SourceConnector):
     config_model = CounterConfig
 
     def start(self, config: Any) -> None:
+        if config.fail_connector:
+            raise RuntimeError("connector refuses to start")
         self.raw = config.raw()
 
     @classmethod

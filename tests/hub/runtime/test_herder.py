@@ -161,3 +161,25 @@ def test_target_states_and_statuses_survive_a_worker_restart(
         "type": "source",
     }
     assert again.connector_config(paused)["topic"] == paused
+
+
+def test_connector_that_fails_to_start_is_failed_until_fixed(
+    herder_factory: Callable[..., Herder], name: str
+) -> None:
+    herder = herder_factory()
+    config = {"connector.class": "counter", "topic": name, "fail_connector": "true"}
+    herder.create_connector(name, config)
+    status = herder.connector_status(name)
+    assert status["connector"]["state"] == "FAILED"
+    assert "connector refuses to start" in status["connector"]["trace"]
+    assert status["tasks"] == []
+    herder.put_connector_config(name, {**config, "fail_connector": "false"})
+    wait_until(
+        lambda: [t["state"] for t in herder.connector_status(name)["tasks"]] == ["RUNNING"],
+        10,
+        "running after the fix",
+    )
+    assert herder.connector_status(name)["connector"] == {
+        "state": "RUNNING",
+        "worker_id": herder.worker_id,
+    }
