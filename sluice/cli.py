@@ -32,6 +32,7 @@ def _register_layers() -> None:
     register_broker(app)
     __import__("hub.connectors_cli").connectors_cli.register(app)  # sluice connectors ...
     __import__("hub.cli").cli.register(app)  # sluice up, sluice connect
+    __import__("spark_pipelines.cli").cli.register(app)  # sluice pipelines ...
 
 
 def main() -> None:

@@ -36,8 +36,9 @@ def ensure_topic(kafka_config: dict[str, str]) -> None:
     admin = AdminClient(kafka_config)
     if TOPIC in admin.list_topics(timeout=_kafka.TIMEOUT_S).topics:
         return
-    new = NewTopic(TOPIC, num_partitions=1, replication_factor=1,
-                   config={"cleanup.policy": "compact"})  # fmt: skip
+    new = NewTopic(
+        TOPIC, num_partitions=1, replication_factor=1, config={"cleanup.policy": "compact"}
+    )
     for future in admin.create_topics([new]).values():
         try:
             future.result(_kafka.TIMEOUT_S)

@@ -87,8 +87,11 @@ class SluiceStreamWriter(_Base, DataSourceStreamArrowWriter):
         self.partial: frozenset[tuple[int, int]] = state.partial
         log.info(
             "sluice stream writer %s: last committed batch %s, %d rows of batch %s written",
-            self.writer_id, self.last_batch, len(self.partial), self.last_batch + 1,
-        )  # fmt: skip
+            self.writer_id,
+            self.last_batch,
+            len(self.partial),
+            self.last_batch + 1,
+        )
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
         ctx = TaskContext.get()
@@ -117,8 +120,11 @@ class SluiceStreamWriter(_Base, DataSourceStreamArrowWriter):
         _commits.record(self.kafka_config, self.writer_id, batchId, sorted(topics))
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        log.warning("writer %s batch %d aborted; a retry skips rows already written",
-                    self.writer_id, batchId)  # fmt: skip
+        log.warning(
+            "writer %s batch %d aborted; a retry skips rows already written",
+            self.writer_id,
+            batchId,
+        )
 
 
 def header_token(value: bytes) -> tuple[str, int, int, int]:

@@ -99,9 +99,7 @@ def test_subscribe_pattern_and_assign(broker, topic_name):
         for p in (0, 1):
             produce(broker.bootstrap, t, [(None, "x")], partition=p)
     pattern = SluiceBatchReader(_opts(broker, subscribePattern=f"{topic_name}-.*"))
-    assert [(r[0], r[1]) for r in _ranges(pattern.partitions())] == [
-        (a, 0), (a, 1), (b, 0), (b, 1)
-    ]  # fmt: skip
+    assert [(r[0], r[1]) for r in _ranges(pattern.partitions())] == [(a, 0), (a, 1), (b, 0), (b, 1)]
     assign = SluiceBatchReader(_opts(broker, assign=json.dumps({b: [1]})))
     assert _ranges(assign.partitions()) == [(b, 1, 0, 1)]
 

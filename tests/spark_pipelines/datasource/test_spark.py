@@ -13,6 +13,9 @@ import pytest
 from tests.fixtures.broker import wait_until
 from tests.spark_pipelines._kafka import create_topic, produce, read_all
 
+# Spark start-up on a busy 2-core machine takes up to ~90 s of the first test's budget.
+pytestmark = pytest.mark.timeout(600)
+
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -70,10 +73,22 @@ def _job(broker, source: str, sink: str, checkpoint: Path, mode: str, log: Path)
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
     with open(log, "ab") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "tests.spark_pipelines._stream_job", broker.bootstrap,
-             source, sink, str(checkpoint), mode],
-            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "tests.spark_pipelines._stream_job",
+                broker.bootstrap,
+                source,
+                sink,
+                str(checkpoint),
+                mode,
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 @pytest.mark.slow

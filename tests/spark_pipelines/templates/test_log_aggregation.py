@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.spark_pipelines._kafka import create_topic, produce, read_all
+
+# Spark start-up on a busy 2-core machine takes up to ~90 s of the first test's budget.
+pytestmark = pytest.mark.timeout(600)
+
+pytest.importorskip("pyspark")
+
+
+def _line(t: str, level: str, service: str) -> str:
+    return json.dumps(
+        {
+            "time": f"2026-01-01T{t}Z",
+            "level": level,
+            "service": service,
+            "host": "h1",
+            "message": "m",
+        }
+    )
+
+
+def test_counts_per_window_level_service(run_once, broker, topic_name, tmp_path):
+    raw, out = f"{topic_name}-raw", f"{topic_name}-counts"
+    create_topic(broker.bootstrap, raw, 2)
+    lines = (
+        [_line("10:00:05", "ERROR", "api")] * 3
+        + [_line("10:00:30", "INFO", "api")] * 2
+        + [_line("10:00:59", "INFO", "web")]
+        + [_line("10:01:10", "ERROR", "api")]
+        + [_line("10:01:20", "INFO", "web")] * 4
+        + ["not json", json.dumps({"time": "yesterday", "level": "INFO"})]
+    )
+    for i, line in enumerate(lines):
+        produce(broker.bootstrap, raw, [(None, line)], partition=i % 2)
+    # A late line moves the watermark (10 minutes) past both windows, which closes them.
+    produce(broker.bootstrap, raw, [(None, _line("10:30:00", "INFO", "api"))], partition=0)
+    config = {
+        "input": {"bootstrap_servers": broker.bootstrap, "topics": [raw]},
+        "checkpoint_dir": str(tmp_path / "ckpt"),
+        "output_topic": out,
+        "output_path": str(tmp_path / "parquet"),
+    }
+    result = run_once("log_aggregation", config)
+    assert result.rows == 2 * len(lines) + 2  # both queries read every line
+
+    expected = {
+        ("2026-01-01T10:00:00Z", "ERROR", "api"): 3,
+        ("2026-01-01T10:00:00Z", "INFO", "api"): 2,
+        ("2026-01-01T10:00:00Z", "INFO", "web"): 1,
+        ("2026-01-01T10:01:00Z", "ERROR", "api"): 1,
+        ("2026-01-01T10:01:00Z", "INFO", "web"): 4,
+    }
+    records = read_all(broker.bootstrap, out)
+    got = {tuple(k.decode().split("|")): json.loads(v)["count"] for _p, _o, k, v, _h in records}
+    assert got == expected and len(records) == len(expected)
+
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(tmp_path / "parquet").to_pylist()
+    assert sorted(
+        (r["window_start"].strftime("%H:%M"), r["level"], r["service"], r["count"]) for r in table
+    ) == sorted((k[0][11:16], k[1], k[2], n) for k, n in expected.items())
+
+
+def test_regex_format(spark):
+    from spark_pipelines.templates.log_aggregation import Config, parse
+
+    cfg = Config.model_validate(
+        {
+            "input": {"bootstrap_servers": "x", "topics": ["t"]},
+            "checkpoint_dir": "/tmp/x",
+            "output_topic": "o",
+            "format": "regex",
+            "regex": r"^(?P<time>\S+) \[(?P<level>\w+)\] (?P<service>\w+)@(?P<host>\S+): "
+            r"(?P<message>.*)$",
+        }
+    )
+    df = spark.createDataFrame(
+        [(b"2026-01-01T10:00:05Z [WARN] api@h7: disk 91% full",), (b"garbage",)],
+        "value binary",
+    )
+    rows = [r.asDict() for r in parse(df, cfg).collect()]
+    assert len(rows) == 1
+    assert (rows[0]["level"], rows[0]["service"], rows[0]["host"], rows[0]["message"]) == (
+        "WARN",
+        "api",
+        "h7",
+        "disk 91% full",
+    )
