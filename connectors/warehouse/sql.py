@@ -4,7 +4,9 @@
   fastest path the server has; elsewhere ``executemany`` in ``batch.size`` chunks.
 * Upserts use the dialect's own ``INSERT ... ON CONFLICT (key) DO UPDATE``: on PostgreSQL a
   COPY into a temporary staging table and one ``INSERT ... SELECT ... ON CONFLICT`` (no
-  per-row statement at all), on SQLite and DuckDB ``executemany`` of the ON CONFLICT insert.
+  per-row statement at all), after an optimistic plain COPY under a savepoint (all keys new,
+  the common case for CDC snapshots and appends); on SQLite and DuckDB ``executemany`` of
+  the ON CONFLICT insert.
   Other dialects fall back to UPDATE, then INSERT of the rows the UPDATE did not find.
 * ``update`` mode: UPDATE ... WHERE key, rows that match nothing are ignored (Confluent's).
 * Deletes: DELETE ... WHERE key, ``executemany``; truncate events: DELETE of every row (it
@@ -71,7 +73,8 @@ def upsert(conn: sa.Connection, table: sa.Table, rows: Rows, pk: Sequence[str],
     others = [n for n in names if n not in pk]
     dialect = conn.dialect.name
     if dialect == "postgresql" and _psycopg(conn):
-        _pg_staged_upsert(conn, table, rows, names, pk, others)
+        if not _optimistic_copy(conn, table, rows):
+            _pg_staged_upsert(conn, table, rows, names, pk, others)
         return
     if dialect in ("sqlite", "duckdb", "postgresql"):
         module = sqlite if dialect == "sqlite" else postgresql  # duckdb-engine is PG-based
@@ -90,6 +93,34 @@ def upsert(conn: sa.Connection, table: sa.Table, rows: Rows, pk: Sequence[str],
             if not others and _exists(conn, table, row, pk):
                 continue
             conn.execute(table.insert(), [row])
+
+
+def _optimistic_copy(conn: sa.Connection, table: sa.Table, rows: Rows) -> bool:
+    """Upserting keys that are all new is an insert: try a plain COPY under a savepoint.
+
+    True when it worked. A unique violation rolls back to the savepoint (the rest of the
+    transaction is kept) and the caller upserts; the table is then not tried again for
+    ``_PESSIMISM`` batches, so a stream of updates pays for one failed COPY in a hundred.
+    Other errors propagate: the upsert would fail on them too.
+    """
+    state: dict[str, int] = conn.info.setdefault("sluice_copy_skips", {})
+    skips = state.get(table.fullname, 0)
+    if skips > 0:
+        state[table.fullname] = skips - 1
+        return False
+    try:
+        with conn.begin_nested():
+            _copy(conn, table, rows)
+    except Exception as exc:
+        orig = exc.orig if isinstance(exc, sa.exc.DBAPIError) else exc
+        if getattr(orig, "sqlstate", None) != "23505":  # unique_violation
+            raise
+        state[table.fullname] = _PESSIMISM
+        return False
+    return True
+
+
+_PESSIMISM = 100
 
 
 def _pg_staged_upsert(conn: sa.Connection, table: sa.Table, rows: Rows, names: list[str],
