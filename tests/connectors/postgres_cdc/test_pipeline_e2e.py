@@ -167,3 +167,12 @@ def test_bad_credentials_are_a_failed_status_with_the_reason(hub, postgres, pg_d
 
     task = wait_until(failed, 30, "the task to be FAILED")
     assert "database.dbname" in task["trace"]
+    # the plugin is listed, and validation names the key a Debezium user must change
+    _, plugins = hub.request("GET", "/connector-plugins")
+    assert "postgres-cdc" in {p["class"] for p in plugins}
+    plugin = "io.debezium.connector.postgresql.PostgresConnector"
+    status, result = hub.request("PUT", f"/connector-plugins/{plugin}/config/validate",
+                                 {**config, "tasks.max": "2"})  # fmt: skip
+    assert status == 200 and result["error_count"] >= 1, result
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in result["configs"]}
+    assert any("must be 1" in e for e in errors["tasks.max"])
