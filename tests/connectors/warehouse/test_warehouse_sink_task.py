@@ -202,3 +202,14 @@ def test_two_shapes_of_one_table_in_one_transaction(target: Target) -> None:
     assert target.rows(task, "SELECT id, name FROM orders ORDER BY id") == [
         (1, "a"), (2, "b2"), (3, "c")]  # fmt: skip
     assert task.transactions == 1
+
+
+def test_upsert_over_committed_rows_updates_them(target: Target) -> None:
+    task = target.task(**{"auto.create": "true", "insert.mode": "upsert",
+                          "pk.mode": "record_key"})  # fmt: skip
+    for round_ in range(3):  # new keys, then conflicts (PostgreSQL: failed COPY, then staged)
+        task.put([order(10 * round_ + i, i, f"r{round_}-{i}") for i in range(5)])
+        task.flush({})
+    task.put([order(40, 9, "new"), order(41, 0, "last")])
+    assert target.rows(task, "SELECT id, name FROM orders ORDER BY id") == [
+        (0, "last"), *[(i, f"r2-{i}") for i in range(1, 5)], (9, "new")]  # fmt: skip
