@@ -3,15 +3,18 @@
 One record per sample, shaped for the ``metrics_rollup`` pipeline template::
 
     {"name": "http_requests_total", "tags": {"method": "get", "instance": "host:9100"},
-     "value": 1027.0, "time": 1700000000000, "target": "http://host:9100/metrics",
+     "value": 1027.0, "time": "2023-11-14T22:13:20.000Z", "target": "http://host:9100/metrics",
      "type": "counter"}
 
-``time`` is the sample's own timestamp when the target gives one, else the scrape time (epoch
-milliseconds, also the record timestamp); the key is ``name`` plus sorted tags, so a compacted
-topic would keep the latest value per series. Like Prometheus, every scrape also yields
-``up`` (1 or 0) per target: a target that is down is a data point, not a task failure, so
-one dead exporter never stops the others. Samples whose value is NaN or infinite are dropped
-(JSON has no such numbers and roll-ups cannot add them).
+``time`` is the sample's own timestamp when the target gives one, else the scrape time, as
+ISO-8601 UTC text because the template parses it with Spark's ``try_to_timestamp``; the record
+timestamp carries the same instant in epoch milliseconds. The key is ``name`` plus sorted
+tags, so a compacted topic would keep the latest value per series.
+
+Like Prometheus, every scrape also yields ``up`` (1 or 0) per target: a target that is down
+is a data point, not a task failure, so one dead exporter never stops the others. Samples
+whose value is NaN or infinite are dropped (JSON has no such numbers and roll-ups cannot add
+them).
 
 Targets are scraped one per ``poll()`` so each poll returns promptly; the round starts every
 interval (fixed rate). Scrapes are not retried within a round: the next round is the retry.
@@ -24,6 +27,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -36,6 +40,12 @@ from hub.api import SourceRecord, SourceTask, SourceTaskContext
 log = logging.getLogger(__name__)
 
 ACCEPT = "text/plain;version=0.0.4;q=1.0,*/*;q=0.1"
+
+
+def iso_ms(epoch_ms: int) -> str:
+    """``2026-01-01T00:00:00.000Z``: what Spark's timestamp cast reads."""
+    text = datetime.fromtimestamp(epoch_ms / 1000, UTC).isoformat(timespec="milliseconds")
+    return text.replace("+00:00", "Z")
 
 
 class PrometheusScrapeTask(SourceTask):
@@ -96,7 +106,7 @@ class PrometheusScrapeTask(SourceTask):
                 continue
             tags = {**base, **s.labels}
             ts = s.timestamp_ms if s.timestamp_ms is not None else now_ms
-            value = {"name": s.name, "tags": tags, "value": s.value, "time": ts,
+            value = {"name": s.name, "tags": tags, "value": s.value, "time": iso_ms(ts),
                      "target": target, "type": s.type}  # fmt: skip
             key = s.name + "".join(f",{k}={tags[k]}" for k in sorted(tags))
             out.append(SourceRecord(topic=self.config.topic, key=key, value=value, timestamp=ts))

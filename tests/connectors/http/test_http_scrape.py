@@ -80,7 +80,7 @@ def test_scrape_emits_one_record_per_sample_plus_up(api: ApiServer) -> None:
             "name": "http_requests_total",
             "tags": {"instance": f"127.0.0.1:{port}", "job": "node",
                      "method": "post", "code": "200"},
-            "value": 1027.0, "time": 1395066363000, "target": f"{api.url}/metrics",
+            "value": 1027.0, "time": "2014-03-17T14:26:03.000Z", "target": f"{api.url}/metrics",
             "type": "counter",
         }  # fmt: skip
         assert records[0].key == (
@@ -88,7 +88,8 @@ def test_scrape_emits_one_record_per_sample_plus_up(api: ApiServer) -> None:
         )
         assert records[0].topic == "metrics" and records[0].timestamp == 1395066363000
         assert values[-1]["name"] == "up" and values[-1]["value"] == 1.0
-        assert values[3]["time"] > 1_700_000_000_000  # no timestamp given: the scrape time
+        assert records[3].timestamp > 1_700_000_000_000  # no timestamp given: the scrape time
+        assert values[3]["time"].endswith("Z") and values[3]["time"] > "2023"
         # the dead target: just up=0, the task goes on
         dead = task.poll() or []
         assert [(r.value["name"], r.value["value"], r.value["target"]) for r in dead] == [
