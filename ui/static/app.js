@@ -12,7 +12,7 @@ import { renderConnector } from "./pages/connector_detail.js";
 import { renderTopics } from "./pages/topics.js";
 import { renderTopic } from "./pages/topic_detail.js";
 import { renderGroups, renderGroup } from "./pages/groups.js";
-import { renderPipelines } from "./pages/pipelines.js";
+import { renderPipeline, renderPipelines } from "./pages/pipelines.js";
 
 const routes = [
   [/^\/?$/, "overview", renderOverview],
@@ -24,6 +24,7 @@ const routes = [
   [/^\/groups$/, "groups", renderGroups],
   [/^\/groups\/([^/]+)$/, "groups", renderGroup],
   [/^\/pipelines$/, "pipelines", renderPipelines],
+  [/^\/pipelines\/([^/]+)$/, "pipelines", renderPipeline],
 ];
 
 let cleanup = null;
@@ -97,6 +98,11 @@ async function showCluster() {
   }
 }
 
+// "Skip to content" must not touch the hash: the hash is the route.
+document.querySelector(".skip").addEventListener("click", (event) => {
+  event.preventDefault();
+  document.getElementById("main").focus();
+});
 window.addEventListener("sluice:unauthorized", () => {
   setAuth(null);
   signIn();

@@ -79,7 +79,9 @@ export function table(headers, rows, attrs) {
   return h(
     "table",
     attrs || {},
-    h("thead", {}, h("tr", {}, headers.map((x) => (Array.isArray(x) ? h("th", { scope: "col", class: x[1] }, x[0]) : h("th", { scope: "col" }, x))))),
+    headers.some(Boolean)
+      ? h("thead", {}, h("tr", {}, headers.map((x) => (Array.isArray(x) ? h("th", { scope: "col", class: x[1] }, x[0]) : h("th", { scope: "col" }, x)))))
+      : null,
     h("tbody", {}, rows),
   );
 }
