@@ -45,6 +45,8 @@ def _rows(
     notes: tuple[str, str],
 ) -> list[Row]:
     def row(kind: str, n: int, s: float, note: str) -> Row:
+        if n == 0:
+            return Row.skipped(system, kind, f"nothing {kind}d in time ({note})")
         rate = n / s if s > 0 else None
         return Row(
             system=system,

@@ -539,7 +539,6 @@ def main(argv: list[str] | None = None) -> int:
     """Run every selected part within the budget, then print the one table."""
     args = parse_args(argv)
     settings = settings_from(args)
-    budget = Budget(settings.total_s, settings.phase_cap_s)
     # A pipe or file gets a wide table instead of rich's 80-column default.
     out = Console() if sys.stdout.isatty() else Console(width=220)
     progress = Console(stderr=True)
@@ -549,6 +548,8 @@ def main(argv: list[str] | None = None) -> int:
         until = time.monotonic() + args.wait_idle
         while os.getloadavg()[0] >= 1.0 and time.monotonic() < until:
             time.sleep(2)
+    # The budget starts after any --wait-idle wait: waiting must not eat measuring time.
+    budget = Budget(settings.total_s, settings.phase_cap_s)
     started = datetime.now(UTC)
     load1 = os.getloadavg()[0]
     _log(
