@@ -119,9 +119,9 @@ class ChangeDecoder:
             return
         if isinstance(msg, pg.Delete):
             if "d" not in self._skipped:
-                before = schema.row(msg.old)
-                key = schema.key(before)
-                self._emit(schema, "d", before, None, key, lsn, out)
+                old = schema.row(msg.old)
+                key = schema.key(old)
+                self._emit(schema, "d", old, None, key, lsn, out)
                 if self._tombstones:
                     self._emit(schema, None, None, None, key, lsn, out)
             return

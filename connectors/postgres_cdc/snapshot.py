@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import psycopg
@@ -62,7 +62,7 @@ class SnapshotReader:
         self._make_schema = make_schema
         self.rows_read = 0
 
-    def rows(self) -> Iterator[tuple[TableSchema, list[str | None]]]:
+    def rows(self) -> Generator[tuple[TableSchema, list[str | None]], None, None]:
         for namespace, table, oid in self.tables:
             columns = self._catalog.columns(oid)
             schema = self._make_schema(namespace, table, columns, self._catalog)

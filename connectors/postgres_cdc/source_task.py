@@ -25,7 +25,7 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 import psycopg
 
@@ -159,7 +159,7 @@ class PostgresCdcSourceTask(SourceTask):
             try:
                 return self._poll_stream()
             except (psycopg.Error, OSError, RetriableError) as exc:
-                return self._connection_lost(exc)
+                self._connection_lost(exc)  # raises: the worker retries poll() after a pause
 
     def _poll_snapshot(self) -> list[SourceRecord] | None:
         snap = self._snapshot
@@ -236,7 +236,7 @@ class PostgresCdcSourceTask(SourceTask):
         if self._repl is not None:  # ask for a keepalive: the next heartbeat sees a fresh WAL end
             self._repl.send_status(self._confirmed, self._wal_end, reply=True)
 
-    def _connection_lost(self, exc: Exception) -> None:
+    def _connection_lost(self, exc: Exception) -> NoReturn:
         if isinstance(exc, ConnectError) and not isinstance(exc, RetriableError):
             raise exc
         self._close_connections()
