@@ -1,0 +1,236 @@
+"""Spark pipelines benchmark: log_aggregation --once vs the data source's ceiling vs Arrow.
+
+    .venv/bin/python bench/pipelines_bench.py [--lines 1000000] [--partitions 2]
+        [--master local[2]] [--markdown FILE]
+
+All in one run, over the same rows:
+1. ``sluice broker`` (subprocess) gets ``--lines`` JSON log lines in ``--partitions`` partitions.
+2. **in-memory Arrow**: a Python data source whose tasks memory-map Arrow IPC files holding
+   exactly the rows of each topic partition (Kafka columns, same schema) — what Spark's Python
+   data source path costs with no Kafka fetch at all.
+3. **data source ceiling**: ``spark.read.format("sluice")`` over the topic into the ``noop`` sink.
+4. **log_aggregation --once**: the template (JSON parse, 1-minute windows by level/service,
+   watermark) to Parquet, through the streaming reader with the availableNow trigger.
+Rates are rows per second of wall time for the job, after the SparkSession is up (start-up is
+reported apart). Targets: ceiling >= 50% of Arrow; template >= 200k rows/s on local[2].
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import pyarrow as pa
+from confluent_kafka import Producer
+from rich.console import Console
+from rich.table import Table
+
+from bench._common import machine_summary
+from bench._kafka import SluiceBroker
+
+log = logging.getLogger("bench.pipelines")
+out = Console(highlight=False)
+LEVELS = ("INFO", "INFO", "INFO", "WARN", "ERROR", "DEBUG")
+SERVICES = ("api", "web", "auth", "billing")
+
+
+def produce_lines(bootstrap: str, topic: str, lines: int, partitions: int) -> float:
+    prod = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 20,
+            "batch.size": 1 << 20,
+            "queue.buffering.max.messages": 1_000_000,
+            "compression.type": "lz4",
+        }
+    )
+    began = time.monotonic()
+    base = 1_767_261_600  # 2026-01-01T10:00:00Z; 1,000 lines per second of event time
+    for i in range(lines):
+        t = base + i // 1000
+        line = json.dumps(
+            {
+                "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t)),
+                "level": LEVELS[i % 6],
+                "service": SERVICES[i % 4],
+                "host": f"h{i % 16}",
+                "message": f"request {i} served in {i % 997} ms",
+            }
+        )
+        while True:
+            try:
+                prod.produce(topic, line.encode(), partition=i % partitions)
+                break
+            except BufferError:
+                prod.poll(0.01)
+    assert prod.flush(120) == 0
+    return time.monotonic() - began
+
+
+def dump_arrow(bootstrap: str, topic: str, partitions: int, directory: Path) -> list[str]:
+    """Each partition's rows as an Arrow IPC file (read once through the data source's code)."""
+    from spark_pipelines.datasource import _kafka
+
+    paths = []
+    client = _kafka.consumer({"bootstrap.servers": bootstrap})
+    marks = _kafka.watermarks(client, [(topic, p) for p in range(partitions)])
+    client.close()
+    for p in range(partitions):
+        path = directory / f"p{p}.arrow"
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, _kafka.ARROW_SCHEMA) as w:
+            for batch in _kafka.read_range(
+                {"bootstrap.servers": bootstrap}, topic, p, 0, marks[(topic, p)][1]
+            ):
+                w.write_batch(batch)
+        paths.append(str(path))
+    return paths
+
+
+def arrow_source() -> type:
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+    from spark_pipelines.datasource._kafka import SPARK_SCHEMA
+
+    class ArrowFiles(DataSourceReader):
+        def __init__(self, paths: list[str]) -> None:
+            self.paths = paths
+
+        def partitions(self) -> list[InputPartition]:
+            return [InputPartition(p) for p in self.paths]
+
+        def read(self, partition: InputPartition):  # type: ignore[no-untyped-def]
+            with pa.memory_map(partition.value) as source:
+                reader = pa.ipc.open_file(source)
+                for i in range(reader.num_record_batches):
+                    yield reader.get_batch(i)
+
+    class ArrowMemory(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "bench_arrow"
+
+        def schema(self) -> str:
+            return SPARK_SCHEMA
+
+        def reader(self, schema):  # type: ignore[no-untyped-def]
+            return ArrowFiles(json.loads(self.options["paths"]))
+
+    return ArrowMemory
+
+
+def timed(fn) -> tuple[float, object]:  # type: ignore[no-untyped-def]
+    began = time.monotonic()
+    result = fn()
+    return time.monotonic() - began, result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--lines", type=int, default=1_000_000)
+    ap.add_argument("--partitions", type=int, default=2)
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--markdown", type=Path)
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    work = Path(tempfile.mkdtemp(prefix="pipelines-bench-"))
+    broker = SluiceBroker()
+    try:
+        topic = "bench-logs"
+        broker.create_topics([(topic, args.partitions)])
+        produce_s = produce_lines(broker.bootstrap, topic, args.lines, args.partitions)
+        paths = dump_arrow(broker.bootstrap, topic, args.partitions, work)
+
+        from spark_pipelines import runner
+        from spark_pipelines.templates import log_aggregation
+
+        session_s, spark = timed(
+            lambda: runner.build_session(
+                args.master,
+                app_name="pipelines-bench",
+                extra={
+                    "spark.sql.shuffle.partitions": str(args.partitions),
+                    "spark.ui.enabled": "false",
+                },
+            )
+        )
+        spark.dataSource.register(arrow_source())
+
+        def arrow() -> None:
+            reader = spark.read.format("bench_arrow").option("paths", json.dumps(paths))
+            reader.load().write.format("noop").mode("overwrite").save()
+
+        def ceiling() -> None:
+            df = (
+                spark.read.format("sluice")
+                .option("kafka.bootstrap.servers", broker.bootstrap)
+                .option("subscribe", topic)
+                .load()
+            )
+            df.write.format("noop").mode("overwrite").save()
+
+        cfg = log_aggregation.Config.model_validate(
+            {
+                "input": {"bootstrap_servers": broker.bootstrap, "topics": [topic]},
+                "checkpoint_dir": str(work / "ckpt"),
+                "output_path": str(work / "counts"),
+                "window": "1 minute",
+                "watermark": "1 minute",
+            }
+        )
+
+        def template() -> runner.RunResult:
+            return runner.run(lambda s, c: log_aggregation.start(s, cfg, c), spark, once=True)
+
+        timed(arrow)  # warm-up: Python workers forked, data source classes shipped
+        arrow_s, _ = timed(arrow)
+        ceiling_s, _ = timed(ceiling)
+        template_s, result = timed(template)
+        assert isinstance(result, runner.RunResult) and result.rows == args.lines, result
+        spark.stop()
+    finally:
+        broker.close()
+
+    n = args.lines
+    rows = [
+        ("produce into the broker (confluent-kafka, 1 thread)", produce_s, ""),
+        ("in-memory Arrow source -> noop", arrow_s, "baseline"),
+        (
+            "sluice data source (batch) -> noop",
+            ceiling_s,
+            f">= 50% of Arrow: {arrow_s / ceiling_s:.0%}",
+        ),
+        ("log_aggregation --once -> Parquet", template_s, ">= 200k rows/s"),
+    ]
+    table = Table(title=f"{n:,} log lines, {args.partitions} partitions, master {args.master}")
+    for col in ("workload", "seconds", "rows/s", "target / ratio"):
+        table.add_column(col)
+    md = ["| workload | seconds | rows/s | target / ratio |", "|---|---|---|---|"]
+    for name, secs, note in rows:
+        table.add_row(name, f"{secs:.1f}", f"{n / secs:,.0f}", note)
+        md.append(f"| {name} | {secs:.1f} | {n / secs:,.0f} | {note} |")
+    machine = machine_summary(str(work))
+    out.print(table)
+    out.print(f"SparkSession start-up {session_s:.1f}s (not in the rates). Machine: {machine}")
+    if args.markdown:
+        load = os.getloadavg()
+        md += [
+            "",
+            f"SparkSession start-up {session_s:.1f} s (not in the rates). Machine: {machine};"
+            f" load average at the end {load[0]:.1f}.",
+        ]
+        args.markdown.write_text("\n".join(md) + "\n")
+
+
+if __name__ == "__main__":
+    main()
