@@ -11,9 +11,9 @@ Keys Debezium has and this connector does not use are accepted and ignored (``ex
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from hub.api import ConfigModel
 
@@ -77,6 +77,26 @@ class PostgresCdcConfig(ConfigModel):
         description="Longest wait between reconnect attempts after a dropped connection.",
     )
     tasks_max: int = Field(1, alias="tasks.max")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_server_name(cls, data: Any) -> Any:
+        """Debezium 1.x configs name the prefix ``database.server.name``: accept them as-is."""
+        if isinstance(data, dict) and "topic.prefix" not in data and "topic_prefix" not in data:
+            legacy = data.get("database.server.name")
+            if legacy:
+                return {**data, "topic.prefix": legacy}
+        return data
+
+    @field_validator("plugin_name", mode="before")
+    @classmethod
+    def _pgoutput_only(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip() != "pgoutput":
+            raise ValueError(
+                f"{value!r} is not supported: only PostgreSQL's built-in 'pgoutput' (no server "
+                "extension needed); set plugin.name=pgoutput"
+            )
+        return value
 
     @field_validator("tasks_max")
     @classmethod

@@ -75,7 +75,9 @@ def test_config_errors_name_the_key() -> None:
     assert "tasks.max" in info.value.errors and "must be 1" in info.value.errors["tasks.max"][0]
     with pytest.raises(ConfigError) as info:
         PostgresCdcConfig.parse({**base, "plugin.name": "decoderbufs"})
-    assert "plugin.name" in info.value.errors
+    assert "pgoutput" in info.value.errors["plugin.name"][0]
+    legacy = {k: v for k, v in base.items() if k != "topic.prefix"}
+    assert PostgresCdcConfig.parse({**legacy, "database.server.name": "old"}).topic_prefix == "old"
     with pytest.raises(ConfigError) as info:
         PostgresCdcConfig.parse({"database.hostname": "h"})
     assert {"database.user", "database.dbname", "topic.prefix"} <= set(info.value.errors)
