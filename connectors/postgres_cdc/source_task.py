@@ -176,6 +176,7 @@ class PostgresCdcSourceTask(SourceTask):
             snap.close()
             if self.config.snapshot_mode == "initial_only":
                 self._streaming_done = True
+                self._close_connections()  # nothing more to read; the slot stays (see docs)
                 log.info("[%s] snapshot done; initial_only: not streaming", self.ident)
             else:
                 self._start_streaming()

@@ -154,3 +154,13 @@ def test_large_transaction_streams_in_batches(harness, sql) -> None:
         assert len(sizes) < 1000, "stalled"
     assert max(sizes) <= 1000
     assert [r.value["after"]["id"] for r in h.changes()] == list(range(1, 50001))
+
+
+def test_slot_drop_on_stop(harness, sql, postgres, pg_database) -> None:
+    sql("CREATE TABLE t (id int PRIMARY KEY)")
+    h = harness(**{"slot.drop.on.stop": "true"})
+    streaming(h)
+    h.stop()
+    with psycopg.connect(postgres.dsn(pg_database)) as conn:
+        slots = conn.execute("SELECT slot_name FROM pg_replication_slots").fetchall()
+    assert (h.config["slot.name"],) not in slots
