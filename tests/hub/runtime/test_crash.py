@@ -56,7 +56,7 @@ def _values(broker: EmbeddedBroker, topic: str) -> list[int]:
 def test_source_survives_kill_9_without_loss(
     hub_broker: EmbeddedBroker, tmp_path: Path, topic_name: str
 ) -> None:
-    n = 20_000
+    n = 10_000
     settings = worker_settings(hub_broker.bootstrap, f"crash-{topic_name}",
                                **{"offset.flush.interval.ms": 50})  # fmt: skip
     connectors = {

@@ -60,7 +60,7 @@ def test_up_restart_resumes_connectors_exactly(hub_factory, tmp_path: Path) -> N
 
 def test_up_kill_9_loses_nothing(hub_factory, tmp_path: Path) -> None:
     hub = hub_factory(**{"offset.flush.interval.ms": 100})
-    total = 50_000
+    total = 20_000
     _, sink = _file_pipeline(hub, tmp_path, total)
     wait_until(lambda: len(_lines(sink)) > 0, 30, "first lines")
     hub.kill()
