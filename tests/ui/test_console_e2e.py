@@ -58,7 +58,7 @@ def test_file_source_from_the_form_to_its_messages(
     page.locator("#field-topic").fill("ui-file-events")
     page.locator("#field-topic").press("Enter")  # forms submit with Enter
     expect(page).to_have_url(re.compile(r"#/connectors/ui-file-source$"))
-    state = page.locator("h1 .badge")
+    state = page.locator("h1 .badge").first
     expect(state).to_have_text("RUNNING")
     tasks = page.get_by_role("table", name="Tasks")
     expect(tasks).to_contain_text("RUNNING")
@@ -93,6 +93,41 @@ def test_file_source_from_the_form_to_its_messages(
     expect(row).to_contain_text("1/1 running")
     expect(row).to_contain_text("ui-file-events")
     screenshot(page, "connectors")
+
+
+def test_failed_connector_shows_its_trace_and_comes_first(
+    console_hub: HubProcess, page: Any, tmp_path: Path
+) -> None:
+    """Pasted Kafka Connect JSON; a task that cannot open its file FAILs with a trace."""
+    config = {
+        "name": "ui-broken-sink",
+        "config": {
+            "connector.class": "file-sink",
+            "topics": "ui-file-events",
+            "file": str(tmp_path / "no-such-dir" / "out.txt"),
+        },
+    }
+    page.goto(f"{console_hub.rest_url}/ui/#/connectors/new")
+    page.get_by_role("tab", name="Paste JSON").click()
+    page.get_by_label(re.compile("Kafka Connect JSON")).fill(json.dumps(config))
+    page.get_by_role("button", name="Create connector").click()
+    expect(page).to_have_url(re.compile(r"#/connectors/ui-broken-sink$"))
+    tasks = page.get_by_role("table", name="Tasks")
+    expect(tasks).to_contain_text("FAILED")
+    expect(page.locator("h1")).to_contain_text("1 task failed")
+    tasks.get_by_text("Error trace").click()
+    expect(tasks.locator("pre.trace")).to_contain_text("FileNotFoundError")
+    screenshot(page, "connector-failed")
+
+    page.get_by_role("link", name="Overview").click()
+    first = page.locator(".card", has_text="Connectors").get_by_role("row").nth(1)
+    expect(first).to_contain_text("ui-broken-sink")
+    expect(first).to_contain_text("FAILED")
+    page.goto(f"{console_hub.rest_url}/ui/#/connectors/ui-broken-sink")
+    page.get_by_role("button", name="Delete").click()  # the page fixture accepts confirm()
+    expect(page).to_have_url(re.compile(r"#/connectors$"))
+    expect(page.locator("main .card").locator("table, .empty").first).to_be_visible()
+    expect(page.get_by_role("link", name="ui-broken-sink")).to_have_count(0)
 
 
 def test_reset_offsets_of_an_inactive_group(console_hub: HubProcess, page: Any) -> None:

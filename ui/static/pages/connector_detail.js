@@ -63,10 +63,17 @@ export async function renderConnector(main, name) {
   let ticks = 0;
   const reloadOffsets = async () => clear(offsetsCard, await offsetsSection(base, lastState, message, reloadOffsets));
   let lastTopics = null;
+  let lastStatus = null;
   async function refresh() {
     const st = await get(`${base}/status`);
-    clear(state, badge(st.connector.state));
-    clear(statusCard, statusSection(base, st, message));
+    // Re-render only on change: an opened error trace stays open while the page polls.
+    const key = JSON.stringify(st);
+    if (key !== lastStatus) {
+      lastStatus = key;
+      const failed = st.tasks.filter((t) => t.state === "FAILED").length;
+      clear(state, badge(st.connector.state), failed ? [" ", h("span", { class: "badge state-failed" }, `${failed} task${failed > 1 ? "s" : ""} failed`)] : null);
+      clear(statusCard, statusSection(base, st, message));
+    }
     const topics = await get(`${base}/topics`).then((t) => t[name]?.topics || []).catch(() => []);
     if (JSON.stringify(topics) !== lastTopics) {
       lastTopics = JSON.stringify(topics);
