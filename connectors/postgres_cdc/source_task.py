@@ -37,22 +37,30 @@ from connectors.postgres_cdc.events import ColumnSpec, TableSchema, heartbeat_re
 from connectors.postgres_cdc.pgoutput import Relation
 from connectors.postgres_cdc.replication import Keepalive, ReplicationConnection, lsn_to_str
 from connectors.postgres_cdc.snapshot import SnapshotEmitter, SnapshotReader
-from hub.api import ConnectError, RetriableError, SourceRecord, SourceTask
+from hub.api import ConnectError, RetriableError, SourceRecord, SourceTask, SourceTaskContext
 
 log = logging.getLogger(__name__)
 
 
 class PostgresCdcSourceTask(SourceTask):
+    """Threads: ``start``/``poll``/``commit`` on the task thread (which owns the connections),
+    ``commit_record`` on the producer's, ``stop`` on any; ``_lock`` keeps ``stop`` from closing
+    connections under a running ``poll`` (which returns within ``poll.interval.ms``)."""
+
+    def __init__(self, context: SourceTaskContext) -> None:
+        super().__init__(context)
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._repl: ReplicationConnection | None = None
+        self._meta: psycopg.Connection[Any] | None = None
+        self._snapshot: SnapshotEmitter | None = None
+        self.ident = "postgres-cdc"
+
     def start(self, config: Mapping[str, Any]) -> None:
         self.config = c = PostgresCdcConfig.parse(config)
         self.ident = f"{config.get('name', 'postgres-cdc')}|{c.topic_prefix}"
         self.partition = {"server": c.topic_prefix}
-        self._stopping = threading.Event()
-        self._lock = threading.Lock()
         self._filter = c.table_filter()
-        self._repl: ReplicationConnection | None = None
-        self._meta: psycopg.Connection[Any] | None = None
-        self._snapshot: SnapshotEmitter | None = None
         self._acked: dict[str, Any] | None = None  # written by the producer thread
         self._acked_before_last_commit: dict[str, Any] | None = None
         self._confirmed = 0  # highest LSN reported as flushed to the server
@@ -283,7 +291,7 @@ class PostgresCdcSourceTask(SourceTask):
                 self._snapshot.close()
                 self._snapshot = None
             self._close_connections()
-            if self.config.slot_drop_on_stop:
+            if getattr(self, "config", None) is not None and self.config.slot_drop_on_stop:
                 _setup.drop_slot(self.config)
         log.info("[%s] stopped", self.ident)
 
