@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -30,6 +31,8 @@ from confluent_kafka.admin import (
 log = logging.getLogger(__name__)
 
 TIMEOUT = 10.0
+SIZES_RETRY_AFTER = 60.0
+"""After DescribeLogDirs failed, sizes show as unknown this long instead of delaying each page."""
 SHOWN_CONFIGS = ("retention.ms", "retention.bytes", "cleanup.policy")
 
 
@@ -46,6 +49,7 @@ class KafkaAdmin:
         self.admin = AdminClient(self.client_config)
         self._sizes_client: Any = None
         self._sizes_lock = threading.Lock()
+        self._sizes_failed_at = -SIZES_RETRY_AFTER
 
     # -- cluster ---------------------------------------------------------------------------------
     def metadata(self) -> Any:
@@ -72,6 +76,8 @@ class KafkaAdmin:
 
     def sizes(self) -> dict[tuple[str, int], int] | None:
         """Bytes on disk per partition (largest replica), or None when the cluster won't say."""
+        if time.monotonic() - self._sizes_failed_at < SIZES_RETRY_AFTER:
+            return None
         try:
             with self._sizes_lock:
                 if self._sizes_client is None:
@@ -84,6 +90,7 @@ class KafkaAdmin:
                 answers = self._sizes_client.describe_log_dirs()
         except Exception as exc:  # an optional figure: never fail the page for it
             log.debug("describe_log_dirs failed: %r", exc)
+            self._sizes_failed_at = time.monotonic()
             return None
         out: dict[tuple[str, int], int] = {}
         for broker in answers if isinstance(answers, list) else [answers]:

@@ -210,3 +210,23 @@ def test_static_files(api: TestClient) -> None:
 def test_console_routes_stay_out_of_the_openapi_document(api: TestClient) -> None:
     paths = api.get("/openapi.json").json()["paths"]
     assert not [p for p in paths if p.startswith(("/console", "/ui"))]
+
+
+def test_rate_sampler_thread_starts_on_use_and_stops(broker: BrokerProcess) -> None:
+    config = WorkerConfig.from_mapping({"bootstrap.servers": broker.bootstrap})
+    sampler = RateSampler(KafkaAdmin(config.client_config("admin")), interval=0.05)
+    sampler.touch()
+    thread = sampler._thread
+    assert thread is not None and thread.is_alive()
+    sampler.stop()
+    thread.join(timeout=15)
+    assert not thread.is_alive()
+    sampler.touch()  # a stopped sampler stays stopped
+    assert sampler._thread is thread
+
+
+def test_sizes_unknown_when_the_cluster_will_not_say(broker: BrokerProcess) -> None:
+    admin = KafkaAdmin({"bootstrap.servers": broker.bootstrap})
+    admin._sizes_client = object()  # no describe_log_dirs: behaves like a refusing cluster
+    assert admin.sizes() is None
+    assert admin.overview()["size_bytes"] is None
