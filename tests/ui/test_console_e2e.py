@@ -17,9 +17,13 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
+from hub.rest import create_app
+from hub.rest.server import RestServer
+from hub.runtime.config import WorkerConfig
+from tests.fixtures.broker import BrokerProcess
 from tests.fixtures.browser import screenshot
 from tests.fixtures.hub import HubProcess
-from tests.ui.conftest import now_ms, produce
+from tests.ui.conftest import ConfigOnlyHerder, now_ms, produce
 
 expect: Any
 try:
@@ -255,3 +259,28 @@ def test_overview_and_pipelines_pages(console_hub: HubProcess, page: Any) -> Non
 def test_unknown_pages_say_so(console_hub: HubProcess, page: Any, path: str) -> None:
     page.goto(f"{console_hub.rest_url}/ui/{path}")
     expect(page.get_by_role("alert")).to_be_visible()
+
+
+def test_sign_in_when_the_api_needs_a_token(broker: BrokerProcess, page: Any) -> None:
+    """With rest.auth.token set, the pages load, the data asks for the token, then shows."""
+    config = WorkerConfig.from_mapping(
+        {"bootstrap.servers": broker.bootstrap, "rest.auth.token": "console-s3cret"}
+    )
+    app = create_app(ConfigOnlyHerder(config), config)
+    server = RestServer(app, "127.0.0.1", 0)
+    server.start()
+    try:
+        page.goto(f"{server.url}/ui/#/topics")
+        expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+        page.get_by_label("Token").fill("wrong")
+        page.get_by_label("Token").press("Enter")
+        expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+        page.get_by_label("Token").fill("console-s3cret")
+        page.get_by_label("Token").press("Enter")
+        expect(page.get_by_role("heading", name="Topics", exact=True)).to_be_visible()
+        expect(page.get_by_role("heading", name="All topics")).to_be_visible()
+    finally:
+        server.stop()  # RestServer runs no lifespan, so stop the console's sampler here
+        console = getattr(app.state, "console", None)
+        if console is not None:
+            console.rates.stop()
