@@ -41,6 +41,9 @@ def build_session(
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.shuffle.partitions": "8",
         "spark.sql.streaming.noDataMicroBatches.enabled": "true",
+        # A Python worker that imports pyspark on a busy machine can need more than the 15 s
+        # default to connect back; the query then fails with "failed to connect back".
+        "spark.python.authenticate.socketTimeout": "120s",
     }
     settings.update(extra or {})
     for key, value in settings.items():

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from spark_pipelines.datasource._options import EARLIEST, LATEST, Subscription
@@ -128,7 +129,7 @@ def read_range(
     client = consumer(kafka_config)
     try:
         client.assign([TopicPartition(topic, partition, start)])
-        cols: tuple[list, ...] = ([], [], [], [], [])
+        pending: list = []
         deadline = time.monotonic() + TIMEOUT_S
         done = False
         expect = start
@@ -137,28 +138,33 @@ def read_range(
             # soon as the range is complete instead of waiting out its timeout.
             want = max(1, min(10_000, end - expect))
             msgs = client.consume(num_messages=want, timeout=0.5)
-            if not msgs and time.monotonic() > deadline:
-                raise TimeoutError(f"no records from {topic}-{partition} at offset < {end}")
-            for msg in msgs:
-                err = msg.error()
-                if err is not None:
-                    if err.code() == KafkaError._PARTITION_EOF:
-                        done = msg.offset() >= end or _past_end(client, topic, partition, end)
+            if not msgs:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"no records from {topic}-{partition} at offset < {end}")
+                continue
+            # The hot path works on whole lists (one comprehension per column) rather than
+            # per-record Python branches: errors are rare, EOF is the last message at most.
+            data = [m for m in msgs if m.error() is None]
+            if len(data) != len(msgs):
+                for m in msgs:
+                    err = m.error()
+                    if err is None:
                         continue
-                    raise KafkaException(err)
-                offset = msg.offset()
-                if offset >= end:
-                    done = True
-                    break
+                    if err.code() != KafkaError._PARTITION_EOF:
+                        raise KafkaException(err)
+                    done = done or m.offset() >= end or _past_end(client, topic, partition, end)
+            if data:
                 deadline = time.monotonic() + TIMEOUT_S
-                expect = offset + 1
-                _append(cols, msg, offset)
-                if offset == end - 1:
+                last = data[-1].offset()
+                if last >= end - 1:
                     done = True
-                    break
-            if len(cols[0]) >= BATCH_ROWS or (done and cols[0]):
-                yield _batch(cols, topic, partition)
-                cols = ([], [], [], [], [])
+                    if last >= end:
+                        data = [m for m in data if m.offset() < end]
+                expect = last + 1
+                pending.extend(data)
+            if len(pending) >= BATCH_ROWS or (done and pending):
+                yield _batch(pending, topic, partition)
+                pending = []
     finally:
         client.close()
 
@@ -169,31 +175,29 @@ def _past_end(client: Consumer, topic: str, partition: int, end: int) -> bool:
     return high >= end
 
 
-def _append(cols: tuple[list, ...], msg, offset: int) -> None:
-    keys, values, offsets, stamps, headers = cols
-    keys.append(msg.key())
-    values.append(msg.value())
-    offsets.append(offset)
-    ts_type, ts = msg.timestamp()
-    stamps.append((ts_type - 1 if ts_type > 0 else -1, ts))
-    raw = msg.headers()
+def _headers(raw: list[tuple[str, bytes]] | None) -> list[dict[str, object]] | None:
     # Spark's Kafka source gives null, not an empty array, for a record without headers.
-    headers.append([{"key": k, "value": v} for k, v in raw] if raw else None)
+    return [{"key": k, "value": v} for k, v in raw] if raw else None
 
 
-def _batch(cols: tuple[list, ...], topic: str, partition: int) -> pa.RecordBatch:
-    keys, values, offsets, stamps, headers = cols
-    n = len(offsets)
-    ts_types = [t for t, _ in stamps]
-    micros = [ms * 1000 if ms >= 0 else None for _, ms in stamps]
+def _batch(msgs: list, topic: str, partition: int) -> pa.RecordBatch:
+    n = len(msgs)
+    zeros = pa.nulls(n, pa.int32()).fill_null(0)  # take() with these repeats a constant
+    stamps = [m.timestamp() for m in msgs]
+    millis = pa.array([ts for _, ts in stamps], pa.int64())
+    micros = pc.multiply(millis, 1000)
+    if pc.any(pc.less(millis, 0)).as_py():  # no timestamp (-1): null, as Spark shows it
+        micros = pc.if_else(pc.less(millis, 0), None, micros)
+    raw_headers = [m.headers() for m in msgs]
+    headers = [_headers(h) for h in raw_headers] if any(raw_headers) else [None] * n
     arrays = [
-        pa.array(keys, pa.binary()),
-        pa.array(values, pa.binary()),
-        pa.array([topic] * n, pa.string()),
-        pa.array([partition] * n, pa.int32()),
-        pa.array(offsets, pa.int64()),
-        pa.array(micros, pa.timestamp("us", tz="UTC")),
-        pa.array(ts_types, pa.int32()),
+        pa.array([m.key() for m in msgs], pa.binary()),
+        pa.array([m.value() for m in msgs], pa.binary()),
+        pa.array([topic], pa.string()).take(zeros),
+        pa.array([partition], pa.int32()).take(zeros),
+        pa.array([m.offset() for m in msgs], pa.int64()),
+        micros.cast(pa.timestamp("us", tz="UTC")),
+        pa.array([t - 1 if t > 0 else -1 for t, _ in stamps], pa.int32()),
         pa.array(headers, HEADER_TYPE),
     ]
     return pa.RecordBatch.from_arrays(arrays, schema=ARROW_SCHEMA)

@@ -106,9 +106,6 @@ class Options:
                 f"option {key} must be earliest, latest or JSON, not {value!r}"
             ) from None
 
-    def include_headers(self) -> bool:
-        return (self.get("includeHeaders", "true") or "true").lower() == "true"
-
 
 def resolve_spec(spec: str | Offsets, topic: str, partition: int) -> int:
     """The symbolic or numeric offset ``spec`` names for one partition (earliest if unnamed)."""
