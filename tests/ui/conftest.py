@@ -56,9 +56,10 @@ def now_ms() -> int:
 @pytest.fixture(scope="session")
 def console_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
     """One hub for the browser tests; rates sampled every second so the chart fills quickly."""
-    proc = HubProcess(
-        tmp_path_factory.mktemp("console") / "hub", {"console.rates.interval.ms": 1000}
-    )
-    proc.start()
+    root = tmp_path_factory.mktemp("console")
+    proc = HubProcess(root / "hub", {"console.rates.interval.ms": 1000})
+    with pytest.MonkeyPatch.context() as env:  # pipelines defined by the tests stay in tmp
+        env.setenv("SLUICE_PIPELINES_DIR", str(root / "pipelines"))
+        proc.start()
     yield proc
     proc.stop()

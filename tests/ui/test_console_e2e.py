@@ -252,7 +252,42 @@ def test_overview_and_pipelines_pages(console_hub: HubProcess, page: Any) -> Non
     else:  # the Spark pipelines API is served: the list (maybe empty) and the templates
         expect(page.get_by_role("heading", name="Pipelines", exact=True).last).to_be_visible()
         expect(page.get_by_role("table", name="Templates")).to_be_visible()
+    screenshot(page, "pipelines-first-visit")
+
+
+def test_pipeline_from_a_template(console_hub: HubProcess, page: Any, tmp_path: Path) -> None:
+    """Define a pipeline in the form (a config error first); its page shows it IDLE, no runs."""
+    if console_hub.request("GET", "/pipelines")[0] == 404:
+        pytest.skip("this hub serves no /pipelines API")
+    page.goto(f"{console_hub.rest_url}/ui/#/pipelines")
+    form = page.get_by_role("form", name="Create pipeline")
+    form.get_by_label("Name").fill("ui-log-counts")
+    form.get_by_label("Template", exact=True).select_option("log_aggregation")
+    form.get_by_label("Template config (JSON)").fill('{"input": {}}')
+    form.get_by_role("button", name="Create pipeline").click()
+    expect(form.get_by_role("alert")).to_contain_text("invalid config")
+    config = {
+        "input": {"bootstrap_servers": console_hub.bootstrap, "topics": ["ui-file-events"]},
+        "checkpoint_dir": str(tmp_path / "checkpoint"),
+        "output_topic": "ui-log-counts",
+    }
+    form.get_by_label("Template config (JSON)").fill(json.dumps(config))
+    form.get_by_label("Schedule (cron, UTC; empty = manual)").fill("0 3 * * *")
+    form.get_by_label("Name").press("Enter")
+    expect(page).to_have_url(re.compile(r"#/pipelines/ui-log-counts$"))
+    expect(page.locator("h1 .badge")).to_have_text("IDLE")
+    expect(page.get_by_role("heading", name="Recent runs (0)")).to_be_visible()
+    expect(page.locator(".card", has_text="Definition")).to_contain_text("0 3 * * *")
+    screenshot(page, "pipeline-detail")
+    page.get_by_role("link", name="Pipelines", exact=True).first.click()
+    pipelines = page.get_by_role("table", name="Pipelines")
+    row = pipelines.get_by_role("row").filter(has_text="ui-log-counts")
+    expect(row).to_contain_text("IDLE")
+    expect(row).to_contain_text("never")
     screenshot(page, "pipelines")
+    page.goto(f"{console_hub.rest_url}/ui/#/pipelines/ui-log-counts")
+    page.get_by_role("button", name="Delete").click()
+    expect(page).to_have_url(re.compile(r"#/pipelines$"))
 
 
 @pytest.mark.parametrize("path", ["#/nowhere", "#/topics/no-such-topic-here"])
