@@ -30,6 +30,8 @@ export async function renderPipelines(main) {
   const pipelines = await optional("/pipelines");
   if (pipelines === null) return unavailable(main);
   const templates = (await optional("/pipelines/templates")) || [];
+  // Pipelines usually read this cluster: offer its brokers as bootstrap_servers.
+  const bootstrap = await get("/console/api/overview").then((o) => o.brokers.map((b) => `${b.host}:${b.port}`).join(","), () => "");
   const message = h("div", { "aria-live": "polite" });
   const list = Array.isArray(pipelines) ? pipelines : [];
   main.append(
@@ -55,7 +57,7 @@ export async function renderPipelines(main) {
           )
         : empty("No pipelines yet", "Create one from a template below."),
     ),
-    templates.length ? createCard(templates) : null,
+    templates.length ? createCard(templates, bootstrap) : null,
     templates.length
       ? section("Templates", table(["Template", "What it does"], templates.map((t) => h("tr", {}, h("td", { class: "mono" }, t.name), h("td", {}, t.description || "—"))), { "aria-label": "Templates" }))
       : null,
@@ -85,12 +87,16 @@ function skeleton(schema, defs = schema?.$defs || {}, depth = 0) {
   return out;
 }
 
-function createCard(templates) {
+function createCard(templates, bootstrap) {
   const select = h("select", { id: "pipeline-template", name: "template" }, templates.map((t) => h("option", { value: t.name }, t.name)));
   const config = h("textarea", { id: "pipeline-config", name: "config", rows: 10, spellcheck: "false" });
   const fill = () => {
     const t = templates.find((x) => x.name === select.value);
-    config.value = JSON.stringify(skeleton(t?.config_schema), null, 2);
+    const cfg = skeleton(t?.config_schema);
+    for (const part of [cfg, ...Object.values(cfg)]) {
+      if (part && typeof part === "object" && part.bootstrap_servers === "") part.bootstrap_servers = bootstrap;
+    }
+    config.value = JSON.stringify(cfg, null, 2);
   };
   select.addEventListener("change", fill);
   fill();
