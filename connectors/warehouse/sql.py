@@ -5,8 +5,9 @@
 * Upserts use the dialect's own ``INSERT ... ON CONFLICT (key) DO UPDATE``: on PostgreSQL a
   COPY into a temporary staging table and one ``INSERT ... SELECT ... ON CONFLICT`` (no
   per-row statement at all), after an optimistic plain COPY under a savepoint (all keys new,
-  the common case for CDC snapshots and appends); on SQLite and DuckDB ``executemany`` of
-  the ON CONFLICT insert.
+  the common case for CDC snapshots and appends); on DuckDB one INSERT ... SELECT (ON
+  CONFLICT) from the rows as an Arrow table; on SQLite ``executemany`` of the ON CONFLICT
+  insert. DuckDB plain inserts take the same Arrow path.
   Other dialects fall back to UPDATE, then INSERT of the rows the UPDATE did not find.
 * ``update`` mode: UPDATE ... WHERE key, rows that match nothing are ignored (Confluent's).
 * Deletes: DELETE ... WHERE key, ``executemany``; truncate events: DELETE of every row (it
@@ -42,6 +43,8 @@ def insert(conn: sa.Connection, table: sa.Table, rows: Rows, batch_size: int) ->
     if conn.dialect.name == "postgresql" and _psycopg(conn):
         _copy(conn, table, rows)
         return
+    if conn.dialect.name == "duckdb" and _duck_arrow(conn, table, rows, (), None):
+        return
     for chunk in _chunks(rows, batch_size):
         conn.execute(table.insert(), list(chunk))
 
@@ -75,6 +78,8 @@ def upsert(conn: sa.Connection, table: sa.Table, rows: Rows, pk: Sequence[str],
     if dialect == "postgresql" and _psycopg(conn):
         if not _optimistic_copy(conn, table, rows):
             _pg_staged_upsert(conn, table, rows, names, pk, others)
+        return
+    if dialect == "duckdb" and _duck_arrow(conn, table, rows, pk, others):
         return
     if dialect in ("sqlite", "duckdb", "postgresql"):
         module = sqlite if dialect == "sqlite" else postgresql  # duckdb-engine is PG-based
@@ -158,6 +163,39 @@ def _pg_staged_upsert(conn: sa.Connection, table: sa.Table, rows: Rows, names: l
         f"INSERT INTO {preparer.format_table(table)} ({cols}) SELECT {cols} FROM {stage} "
         f"ON CONFLICT ({conflict}) {action}"
     )
+
+
+def _duck_arrow(conn: sa.Connection, table: sa.Table, rows: Rows, pk: Sequence[str],
+                others: list[str] | None) -> bool:  # fmt: skip
+    """DuckDB: the rows as one Arrow table, registered as a view, then one INSERT ... SELECT
+    (with ON CONFLICT when ``others`` is not None): columnar, no per-row statement, where
+    DuckDB's executemany runs one statement per row. False (nothing done) when Arrow cannot
+    type a column (mixed Python types): the caller's executemany lets DuckDB judge each row.
+    """
+    import pyarrow as pa
+
+    names = list(rows[0])
+    try:
+        batch = pa.table({n: [row[n] for row in rows] for n in names})
+    except (pa.ArrowException, TypeError, ValueError):
+        return False
+    preparer = conn.dialect.identifier_preparer
+    cols = ", ".join(preparer.quote_identifier(n) for n in names)
+    sql = f"INSERT INTO {preparer.format_table(table)} ({cols}) SELECT {cols} FROM sluice_batch"
+    if others is not None:
+        conflict = ", ".join(preparer.quote_identifier(n) for n in pk)
+        if others:
+            sets = ", ".join(f"{preparer.quote_identifier(n)} = excluded."
+                             f"{preparer.quote_identifier(n)}" for n in others)  # fmt: skip
+            sql += f" ON CONFLICT ({conflict}) DO UPDATE SET {sets}"
+        else:
+            sql += f" ON CONFLICT ({conflict}) DO NOTHING"
+    raw: Any = conn.connection.driver_connection
+    # register() replaces the previous batch's view. Never unregister: with duckdb-engine an
+    # unregister inside a transaction left later failed transactions unable to roll back.
+    raw.register("sluice_batch", batch)
+    conn.exec_driver_sql(sql)
+    return True
 
 
 def _key_clause(table: sa.Table, pk: Sequence[str]) -> Any:
