@@ -52,7 +52,7 @@ def create_app(
     secured = auth_dependencies(worker_config)
     for module in (root, connectors, offsets, plugins, loggers):
         app.include_router(module.router, dependencies=secured)
-    app.include_router(__import__("hub.rest.pipelines").rest.pipelines.router, dependencies=secured)
+    __import__("hub.rest.pipelines").rest.pipelines.install(app, secured)  # /pipelines
     app.include_router(ingest.router)  # webhook senders: per-connector auth (hub/rest/ingest.py)
     app.include_router(console.router)  # /ui is public; /console/api authenticates (console.py)
     return app

@@ -9,10 +9,11 @@ owner set one.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from pydantic import BaseModel, Field
 
 from hub.pipelines_service import PipelineError, PipelinesService
@@ -22,13 +23,27 @@ from hub.rest.models import ERRORS
 router = APIRouter(prefix="/pipelines", tags=["pipelines"], responses=ERRORS)
 
 
+def _data_dir() -> Path:
+    return Path(os.environ.get("SLUICE_PIPELINES_DIR", "./data/pipelines"))
+
+
 def _service(request: Request) -> PipelinesService:
     state = request.app.state
     if getattr(state, "pipelines", None) is None:
-        state.pipelines = PipelinesService(
-            Path(os.environ.get("SLUICE_PIPELINES_DIR", "./data/pipelines"))
-        )
+        state.pipelines = PipelinesService(_data_dir())
     return state.pipelines  # type: ignore[no-any-return]
+
+
+def install(app: FastAPI, dependencies: Sequence[Any]) -> None:
+    """Adds the router; starts the service now if pipelines were defined before a restart.
+
+    Eager start matters for schedules: a hub that restarts must run its cron pipelines without
+    waiting for someone to call the API. Apps without saved pipelines (tests, fresh hubs) start
+    the service lazily, on the first ``/pipelines`` request.
+    """
+    app.include_router(router, dependencies=list(dependencies))
+    if getattr(app.state, "pipelines", None) is None and (_data_dir() / "pipelines.json").exists():
+        app.state.pipelines = PipelinesService(_data_dir())
 
 
 Service = Annotated[PipelinesService, Depends(_service)]

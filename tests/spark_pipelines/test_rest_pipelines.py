@@ -134,3 +134,15 @@ def test_templates_list_their_config_schema(client: TestClient):
         "sql",
     }
     assert "input" in names["log_aggregation"]["config_schema"]["properties"]
+
+
+def test_saved_schedules_resume_when_the_hub_starts(tmp_path: Path, monkeypatch):
+    first = PipelinesService(tmp_path / "p", start=False)
+    first.create("nightly", "log_aggregation", CONFIG, schedule="0 3 * * *")
+    monkeypatch.setenv("SLUICE_PIPELINES_DIR", str(tmp_path / "p"))
+    app = create_app(FakeHerder(), {})
+    service = app.state.pipelines  # created at start-up, not on the first request
+    try:
+        assert service.scheduler.running and service.scheduler.get_job("nightly") is not None
+    finally:
+        service.close()
