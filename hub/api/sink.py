@@ -36,6 +36,22 @@ class SinkTaskContext(Protocol):
     def request_commit(self) -> None:
         """Ask for a ``pre_commit``/offset commit as soon as possible."""
 
+    def errant_record_reporter(self) -> ErrantRecordReporter | None:
+        """Where to send a record the task cannot write (Kafka Connect's KIP-610).
+
+        The hub runtime always returns a reporter: a reported record goes through the
+        connector's ``errors.tolerance`` / ``errors.log.*`` / dead-letter-queue settings like a
+        record whose conversion failed (stage ``TASK_PUT``). With ``errors.tolerance=none``
+        ``report`` raises, failing the task with the error. None means the runtime (e.g. a
+        test harness) offers no reporter: the task should then raise the error itself.
+        Call it once, in ``start``; use the reporter from the task's thread only.
+        """
+
+
+class ErrantRecordReporter(Protocol):
+    def report(self, record: SinkRecord, error: Exception) -> None:
+        """Hand over a record the task skips; returns once it was reported (or raises)."""
+
 
 class SinkConnector(Connector):
     """A connector whose tasks are SinkTasks; ``topics`` or ``topics.regex`` choose input."""

@@ -171,6 +171,12 @@ class RetryWithToleranceOperator:
             self._fail(context, error)
             return False, None
 
+    def report(self, context: FailureContext, error: Exception) -> None:
+        """A failure the caller will not retry (an errant record a sink task reported):
+        tolerated -> logged and dead-lettered per config; otherwise raises
+        ToleranceExceededError."""
+        self._fail(context, error)
+
     def _may_retry(self, started: float, delay: float) -> bool:
         timeout = self.config.retry_timeout_ms
         if self.stopping.is_set() or timeout == 0:

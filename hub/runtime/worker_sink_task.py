@@ -33,6 +33,7 @@ from hub.api import (
 )
 from hub.runtime.error_handling import (
     ErrorHandlingConfig,
+    FailureContext,
     RetryWithToleranceOperator,
 )
 from hub.runtime.plugin_setup import build_converters, build_transform_chain, close_chain
@@ -73,6 +74,27 @@ class _SinkTaskContext:
     def request_commit(self) -> None:
         self._owner.commit_requested = True
 
+    def errant_record_reporter(self) -> _ErrantRecordReporter:
+        return self._owner.reporter
+
+
+class _ErrantRecordReporter:
+    """KIP-610's reporter: a record ``put`` skips goes through the connector's error policy.
+
+    The DLQ gets the consumed message's original bytes and headers (found among the messages
+    of the batch being delivered), as for a conversion failure; a record that matches none
+    (e.g. reported after its ``put``) is written as JSON like a failed source record.
+    """
+
+    def __init__(self, owner: WorkerSinkTask) -> None:
+        self._owner = owner
+
+    def report(self, record: SinkRecord, error: Exception) -> None:
+        owner = self._owner
+        raw = owner.find_message(record)
+        context = FailureContext("TASK_PUT", type(owner.task).__name__, source=record, raw=raw)
+        owner.errors.report(context, error)
+
 
 class WorkerSinkTask(WorkerTask):
     def __init__(
@@ -109,6 +131,8 @@ class WorkerSinkTask(WorkerTask):
         self._consumer_paused: set[TopicPartition] = set()
         self._topics_seen: set[str] = set()
         self.chain: Any = None
+        self.reporter = _ErrantRecordReporter(self)
+        self._batch_messages: list[Message] = []  # of the batch being delivered, for reporter
 
     def initialize(self) -> None:
         registry, worker = self.services.registry, self.services.worker_config
@@ -166,6 +190,7 @@ class WorkerSinkTask(WorkerTask):
                 if record is not None:
                     batch.append(record)
                 offsets[key] = msg.offset() + 1  # type: ignore[operator]
+            self._batch_messages = messages
             if (batch or offsets) and self._deliver(batch):
                 for (topic, partition), offset in offsets.items():
                     self.current[TopicPartition(topic, partition)] = offset
@@ -178,6 +203,17 @@ class WorkerSinkTask(WorkerTask):
                     # nothing is lost, the uncommitted records are only redelivered.
                     log.warning("offset commit failed", extra={**self.log_extra, "error": str(exc)})
                 next_commit = time.monotonic() + interval
+
+    def find_message(self, record: SinkRecord) -> Message | None:
+        """The consumed message ``record`` came from, in the batch being delivered."""
+        partition, offset = record.partition, record.offset
+        found = None
+        for msg in self._batch_messages:
+            if msg.offset() == offset and msg.partition() == partition and msg.error() is None:
+                if msg.topic() == record.topic:
+                    return msg
+                found = found or msg  # a transform may have renamed the topic
+        return found
 
     def _on_consume_error(self, msg: Message) -> None:
         err = msg.error()

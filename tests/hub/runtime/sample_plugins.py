@@ -137,6 +137,7 @@ class RecordingConfig(ConfigModel):
     fail_times: int = 0
     retriable_puts: int = 0  # the first N non-empty puts raise RetriableError
     rewind_to: int = -1  # on open, context.offset(tp, rewind_to) for every partition
+    report_bad: bool = False  # records whose value has a "bad" key go to the errant reporter
 
 
 class RecordingTask(SinkTask):
@@ -162,6 +163,12 @@ class RecordingTask(SinkTask):
                 STATE.retries[self.name] += 1
                 if STATE.retries[self.name] <= self.config.retriable_puts:
                     raise RetriableError("not now")
+        if self.config.report_bad:
+            reporter = self.context.errant_record_reporter()  # type: ignore[attr-defined]
+            bad = [r for r in records if isinstance(r.value, dict) and "bad" in r.value]
+            for record in bad:
+                reporter.report(record, ValueError(f"cannot write {record.value}"))
+            records = [r for r in records if r not in bad]
         with STATE.lock:
             STATE.received[self.name].extend(records)
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 
 from hub.runtime.embedded_broker import EmbeddedBroker
 from hub.runtime.herder import Herder
@@ -100,6 +102,53 @@ def test_sink_dead_letter_queue_with_context_headers(
     assert task_state(herder, name)["state"] == "RUNNING"
 
 
+def test_sink_errant_record_reporter_writes_the_dlq(
+    hub_broker: EmbeddedBroker, herder_factory: Callable[..., Herder], name: str, topic_name: str
+) -> None:
+    dlq = f"{topic_name}-dlq"
+    produce(hub_broker, topic_name, [{"i": 0}, {"bad": 1}, {"i": 2}], 1)
+    herder = herder_factory()
+    herder.create_connector(
+        name,
+        {"connector.class": "recording", "topics": topic_name, "report_bad": "true",
+         "errors.tolerance": "all", "errors.log.enable": "true",
+         "errors.deadletterqueue.topic.name": dlq,
+         "errors.deadletterqueue.context.headers.enable": "true"},
+    )  # fmt: skip
+    wait_until(lambda: len(received(name)) >= 2, 20, "good records")
+    dead = wait_until(lambda: len(m := read_topic(hub_broker.bootstrap, dlq)) >= 1 and m, 10, "DLQ")
+    assert [json.loads(m.value()) for m in dead] == [{"bad": 1}]  # the original bytes
+    headers = _headers(dead[0])
+    assert headers["__connect.errors.topic"] == topic_name
+    assert headers["__connect.errors.partition"] == "0"
+    assert headers["__connect.errors.offset"] == "1"
+    assert headers["__connect.errors.stage"] == "TASK_PUT"
+    assert headers["__connect.errors.class.name"] == "RecordingTask"
+    assert headers["__connect.errors.exception.class.name"] == "builtins.ValueError"
+    assert headers["__connect.errors.exception.message"] == "cannot write {'bad': 1}"
+    # the task keeps running and keeps delivering
+    produce(hub_broker, topic_name, [{"i": 3}, {"bad": 4}, {"i": 5}])
+    wait_until(lambda: len(received(name)) >= 4, 20, "later records")
+    assert received(name) == [{"i": 0}, {"i": 2}, {"i": 3}, {"i": 5}]
+    wait_until(lambda: len(read_topic(hub_broker.bootstrap, dlq)) >= 2, 10, "second DLQ record")
+    assert task_state(herder, name)["state"] == "RUNNING"
+
+
+def test_sink_errant_record_with_tolerance_none_fails_the_task(
+    hub_broker: EmbeddedBroker, herder_factory: Callable[..., Herder], name: str, topic_name: str
+) -> None:
+    produce(hub_broker, topic_name, [{"i": 0}, {"bad": 1}], 1)
+    herder = herder_factory(**{"task.restart.backoff.ms": 60_000})
+    herder.create_connector(
+        name, {"connector.class": "recording", "topics": topic_name, "report_bad": "true"}
+    )
+    failed = wait_until(
+        lambda: (t := task_state(herder, name))["state"] == "FAILED" and t, 20, "FAILED"
+    )
+    assert "Tolerance exceeded" in failed["trace"]
+    assert "cannot write {'bad': 1}" in failed["trace"]
+
+
 def test_sink_tolerance_none_fails_the_task(
     hub_broker: EmbeddedBroker, herder_factory: Callable[..., Herder], name: str, topic_name: str
 ) -> None:
@@ -187,3 +236,39 @@ def test_transform_failures_are_tolerated_on_both_sides(
     assert dead[0].value() == b'"flat?"'
     assert _headers(dead[0])["__connect.errors.stage"] == "TRANSFORMATION"
     assert _headers(dead[0])["__connect.errors.offset"] == "1"
+
+
+def test_warehouse_sink_reports_a_bad_record_to_the_dlq(
+    hub_broker: EmbeddedBroker,
+    herder_factory: Callable[..., Herder],
+    name: str,
+    topic_name: str,
+    tmp_path: Path,
+) -> None:
+    """The warehouse sink finds its errant-record reporter in the real runtime."""
+    dlq, db = f"{topic_name}-dlq", tmp_path / "wh.db"
+    produce(hub_broker, topic_name, [{"id": 1}, 5, {"id": 3}], 1)
+    herder = herder_factory()
+    herder.create_connector(
+        name,
+        {"connector.class": "warehouse-sink", "topics": topic_name,
+         "connection.url": f"jdbc:sqlite:{db}", "auto.create": "true",
+         "table.name.format": "t", "errors.tolerance": "all",
+         "errors.deadletterqueue.topic.name": dlq,
+         "errors.deadletterqueue.context.headers.enable": "true"},
+    )  # fmt: skip
+    dead = wait_until(lambda: len(m := read_topic(hub_broker.bootstrap, dlq)) >= 1 and m, 20, "DLQ")
+    assert [m.value() for m in dead] == [b"5"]
+    headers = _headers(dead[0])
+    assert headers["__connect.errors.offset"] == "1"
+    assert headers["__connect.errors.stage"] == "TASK_PUT"
+    assert task_state(herder, name)["state"] == "RUNNING"
+
+    def rows() -> list[int]:
+        try:
+            with sqlite3.connect(db) as conn:
+                return sorted(r[0] for r in conn.execute("SELECT id FROM t"))
+        except sqlite3.Error:
+            return []
+
+    wait_until(lambda: rows() == [1, 3], 20, "good rows")
