@@ -9,7 +9,8 @@ committed, synchronously. A crash therefore redelivers everything the task had n
 Threading: the consumer, and so every rebalance callback (``open``/``close``), runs on the
 task's thread. A connector PAUSE pauses every assigned partition but keeps polling, so the
 task keeps its group membership and its assignment. ``put`` raising ``RetriableError`` gets
-the same batch again after a backoff; any other exception fails the task.
+the same batch again after a backoff; any other exception fails the task. Every poll calls
+``put``, with an empty batch when nothing arrived (about every 100 ms while idle).
 """
 
 from __future__ import annotations
@@ -191,7 +192,9 @@ class WorkerSinkTask(WorkerTask):
                     batch.append(record)
                 offsets[key] = msg.offset() + 1  # type: ignore[operator]
             self._batch_messages = messages
-            if (batch or offsets) and self._deliver(batch):
+            # An idle poll still calls put([]), as Kafka Connect does: a sink that rolls files
+            # or batches on time (rotate.schedule.interval.ms) can close a quiet one promptly.
+            if self._deliver(batch):
                 for (topic, partition), offset in offsets.items():
                     self.current[TopicPartition(topic, partition)] = offset
             if self.commit_requested or time.monotonic() >= next_commit:

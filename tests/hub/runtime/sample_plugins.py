@@ -33,6 +33,7 @@ class State:
         self.starts: dict[str, int] = defaultdict(int)
         self.opened: dict[str, list[TopicPartition]] = defaultdict(list)
         self.retries: dict[str, int] = defaultdict(int)
+        self.empty_puts: dict[str, int] = defaultdict(int)
 
 
 STATE = State()
@@ -156,6 +157,9 @@ class RecordingTask(SinkTask):
                 self.context.offset(tp, self.config.rewind_to)
 
     def put(self, records: Sequence[SinkRecord]) -> None:
+        if not records:
+            with STATE.lock:
+                STATE.empty_puts[self.name] += 1
         if self.fail and records:
             raise RuntimeError("recording task failing on purpose")
         if records and self.config.retriable_puts > 0:

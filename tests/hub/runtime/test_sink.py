@@ -158,3 +158,16 @@ def test_context_offset_rewinds_on_open(
     wait_until(lambda: len(received(name)) >= 3, 20, "records from offset 7")
     assert [v["i"] for v in received(name)] == [7, 8, 9]
     assert STATE.opened[name] == [TopicPartition(topic_name, 0)]
+
+
+def test_idle_polls_call_put_with_an_empty_batch(
+    hub_broker: EmbeddedBroker, herder_factory: Callable[..., Herder], name: str, topic_name: str
+) -> None:
+    """As in Kafka Connect: time-based sinks get a chance to flush a quiet partition."""
+    produce(hub_broker, topic_name, [{"i": 0}], partitions=1)
+    herder = herder_factory()
+    herder.create_connector(name, {"connector.class": "recording", "topics": topic_name})
+    wait_until(lambda: received(name) == [{"i": 0}], 20, "the record")
+    with STATE.lock:
+        before = STATE.empty_puts[name]
+    wait_until(lambda: STATE.empty_puts[name] >= before + 3, 5, "empty puts while idle")
