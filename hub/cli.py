@@ -12,6 +12,7 @@ offsets committed after waiting for outstanding acknowledgements, sink offsets c
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import signal
@@ -87,9 +88,25 @@ def _worker_config(path: Path | None, bootstrap: str, rest_port: int, host: str)
     return WorkerConfig.from_mapping(overrides)
 
 
+def _tune_gc() -> None:
+    """Once, at worker start (``sluice up`` / ``sluice connect``), before any task runs.
+
+    Tasks allocate many short-lived, acyclic objects per record (records, headers, offsets);
+    with the default threshold (700) the cyclic collector ran every few hundred records and
+    took ~40% of a source task's CPU, scanning long-lived objects each time. Freezing what
+    startup allocated (modules, plugin classes, configs) moves it out of every collection,
+    and a 50,000 threshold makes the young collections rare; reference counting still frees
+    almost everything at once. The broker's own loop is unaffected in behaviour.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 20)
+
+
 def _run_hub(worker_config: Any) -> None:
     from hub.runtime.herder import Herder
 
+    _tune_gc()
     herder = Herder(worker_config)
     try:
         herder.start()

@@ -15,9 +15,11 @@ the same batch again after a backoff; any other exception fails the task. Every 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, Message
@@ -32,18 +34,86 @@ from hub.api import (
     TimestampType,
     TopicPartition,
 )
+from hub.converters.headers import SimpleHeaderConverter, StringHeaderConverter
+from hub.converters.values import _INT_SCHEMAS
 from hub.runtime.error_handling import (
     ErrorHandlingConfig,
     FailureContext,
     RetryWithToleranceOperator,
 )
-from hub.runtime.plugin_setup import build_converters, build_transform_chain, close_chain
+from hub.runtime.plugin_setup import (
+    IdentityChain,
+    build_converters,
+    build_transform_chain,
+    close_chain,
+)
 from hub.runtime.worker_task import ConnectorTaskId, TaskServices, TaskStatusListener, WorkerTask
 
 log = logging.getLogger(__name__)
 
 _TIMESTAMP_TYPES = {0: TimestampType.NO_TIMESTAMP, 1: TimestampType.CREATE_TIME,
                     2: TimestampType.LOG_APPEND_TIME}  # fmt: skip
+# Header values safe to share between records (a cached Header is handed out many times).
+_IMMUTABLE = frozenset({str, int, float, bool, type(None), bytes, Decimal})
+_HEADER_CACHE_MAX = 4096
+
+
+def _slot_setters(cls: type) -> tuple[tuple[str, Any], ...] | None:
+    """(field, slot setter) pairs to fill a frozen, slotted dataclass without its __init__
+    (which goes through object.__setattr__ once per field: ~1.5 µs per SinkRecord). None if
+    the class is not shaped so (then the normal constructor is used)."""
+    if not dataclasses.is_dataclass(cls) or hasattr(cls, "__post_init__"):
+        return None
+    out = []
+    for f in dataclasses.fields(cls):
+        setter = getattr(_class_attr(cls, f.name), "__set__", None)
+        if setter is None:
+            return None
+        out.append((f.name, setter))
+    return tuple(out)
+
+
+def _class_attr(cls: type, name: str) -> Any:
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            return vars(klass)[name]
+    return None
+
+
+_SINK_SETTERS = _slot_setters(SinkRecord)
+_SINK_FIELD_ORDER = ("topic", "partition", "key", "value", "key_schema", "value_schema",
+                     "timestamp", "headers", "offset", "timestamp_type")  # fmt: skip
+if _SINK_SETTERS is None or {n for n, _ in _SINK_SETTERS} != set(_SINK_FIELD_ORDER):
+    _SINK_SETTERS = None
+else:
+    _by_name = dict(_SINK_SETTERS)
+    _SINK_SETTERS = tuple((n, _by_name[n]) for n in _SINK_FIELD_ORDER)
+
+
+def new_sink_record(
+    topic: str, partition: int, key: Any, value: Any, key_schema: Any, value_schema: Any,
+    timestamp: int | None, headers: tuple[Header, ...], offset: int,
+    timestamp_type: TimestampType,
+) -> SinkRecord:  # fmt: skip
+    """``SinkRecord(...)`` with these fields, built through the slot setters when possible."""
+    if _SINK_SETTERS is None:
+        return SinkRecord(topic=topic, partition=partition, key=key, value=value,
+                          key_schema=key_schema, value_schema=value_schema,
+                          timestamp=timestamp, headers=headers, offset=offset,
+                          timestamp_type=timestamp_type)  # fmt: skip
+    record = object.__new__(SinkRecord)
+    s = _SINK_SETTERS
+    s[0][1](record, topic)
+    s[1][1](record, partition)
+    s[2][1](record, key)
+    s[3][1](record, value)
+    s[4][1](record, key_schema)
+    s[5][1](record, value_schema)
+    s[6][1](record, timestamp)
+    s[7][1](record, headers)
+    s[8][1](record, offset)
+    s[9][1](record, timestamp_type)
+    return record
 
 
 def group_id(connector: str) -> str:
@@ -139,6 +209,11 @@ class WorkerSinkTask(WorkerTask):
         registry, worker = self.services.registry, self.services.worker_config
         self.converters = build_converters(registry, worker, self.connector_config)
         self.chain = build_transform_chain(registry, self.connector_config)
+        self._identity = isinstance(self.chain, IdentityChain)
+        header_type = type(self.converters.header)
+        pure = header_type in (SimpleHeaderConverter, StringHeaderConverter)
+        self._header_cache: dict[tuple[str, bytes | None], Header] | None = {} if pure else None
+        self._int_headers = header_type is SimpleHeaderConverter
         overrides = {
             k[len("consumer.override.") :]: v
             for k, v in self.connector_config.items()
@@ -246,24 +321,58 @@ class WorkerSinkTask(WorkerTask):
                 return None
         assert key is not None and value is not None
         ts_type, ts = msg.timestamp()
-        record = SinkRecord(
-            topic=topic, partition=msg.partition(), offset=msg.offset(),  # type: ignore[arg-type]
-            key=key.value, key_schema=key.schema, value=value.value, value_schema=value.schema,
-            timestamp=ts if ts_type else None, headers=headers or (),
-            timestamp_type=_TIMESTAMP_TYPES.get(ts_type, TimestampType.NO_TIMESTAMP),
-        )  # fmt: skip
+        record = new_sink_record(
+            topic,
+            msg.partition(),
+            key.value,
+            value.value,
+            key.schema,  # type: ignore[arg-type]
+            value.schema,
+            ts if ts_type else None,
+            headers or (),
+            msg.offset(),  # type: ignore[arg-type]
+            _TIMESTAMP_TYPES.get(ts_type, TimestampType.NO_TIMESTAMP),
+        )
         if topic not in self._topics_seen:
             self.services.status_store.put_topic(self.id.connector, topic, self.id.task)
             self._topics_seen.add(topic)
+        if self._identity:
+            return record
         ok, out = run("TRANSFORMATION", self.chain, self.chain.apply, record, raw=msg)
         return out if ok else None
 
     def _headers(self, topic: str, raw: list[tuple[str, bytes | None]]) -> tuple[Header, ...]:
         to_connect = self.converters.header.to_connect
+        cache = self._header_cache
+        if cache is None:  # a converter that may depend on the topic or keep state
+            out = []
+            for key, data in raw:
+                sv = to_connect(topic, key, data)
+                out.append(Header(key, sv.value, sv.schema))
+            return tuple(out)
+        # The built-in converters are pure functions of (key, bytes): repeated headers (a
+        # file name, a source id) are converted once; decimal integers (sequence numbers,
+        # positions) are parsed here exactly as SimpleHeaderConverter would, without its
+        # text round trip.
+        digits = self._int_headers
         out = []
         for key, data in raw:
-            sv = to_connect(topic, key, data)
-            out.append(Header(key, sv.value, sv.schema))
+            if digits and type(data) is bytes and data.isdigit() and len(data) < 19:
+                number = int(data)
+                for schema, bound in _INT_SCHEMAS:
+                    if number < bound:
+                        out.append(Header(key, number, schema))
+                        break
+                continue
+            header = cache.get((key, data))
+            if header is None:
+                sv = to_connect(topic, key, data)
+                header = Header(key, sv.value, sv.schema)
+                if type(sv.value) in _IMMUTABLE:
+                    if len(cache) >= _HEADER_CACHE_MAX:
+                        cache.clear()
+                    cache[(key, data)] = header
+            out.append(header)
         return tuple(out)
 
     def _deliver(self, batch: list[SinkRecord]) -> bool:

@@ -20,6 +20,7 @@ from typing import Any
 from confluent_kafka import KafkaError
 
 from hub.api import ConnectError, RetriableError, SourceRecord, SourceTask
+from hub.converters.headers import SimpleHeaderConverter, StringHeaderConverter
 from hub.runtime.error_handling import ErrorHandlingConfig, RetryWithToleranceOperator
 from hub.runtime.plugin_setup import (
     IdentityChain,
@@ -97,6 +98,7 @@ class WorkerSourceTask(WorkerTask):
         self._started = False
         self._task_stopped = False
         self._identity = False
+        self._text_headers = False
         self._wants_commit_record = False
 
     def initialize(self) -> None:
@@ -104,6 +106,8 @@ class WorkerSourceTask(WorkerTask):
         self.converters = build_converters(registry, worker, self.connector_config)
         self.chain = build_transform_chain(registry, self.connector_config)
         self._identity = isinstance(self.chain, IdentityChain)
+        header_type = type(self.converters.header)
+        self._text_headers = header_type in (SimpleHeaderConverter, StringHeaderConverter)
         # Per-record callbacks into the task only if it overrides the optional hook.
         self._wants_commit_record = self.task_class.commit_record is not SourceTask.commit_record
         reader = _OffsetReader(self.services, self.id.connector)
@@ -183,9 +187,22 @@ class WorkerSourceTask(WorkerTask):
 
     def _headers(self, record: SourceRecord) -> list[tuple[str, bytes | None]]:
         from_connect = self.converters.header.from_connect  # type: ignore[union-attr]
-        return [
-            (h.key, from_connect(record.topic, h.key, h.schema, h.value)) for h in record.headers
-        ]
+        topic = record.topic
+        if not self._text_headers:
+            return [(h.key, from_connect(topic, h.key, h.schema, h.value)) for h in record.headers]
+        # The built-in header converters write str and int values as their text, as here
+        # (bool is not int for ``type(...) is``): no converter call for the common cases.
+        out = []
+        for h in record.headers:
+            value = h.value
+            kind = type(value)
+            if kind is str:
+                out.append((h.key, value.encode()))
+            elif kind is int:
+                out.append((h.key, str(value).encode()))
+            else:
+                out.append((h.key, from_connect(topic, h.key, h.schema, value)))
+        return out
 
     def _produce(
         self,

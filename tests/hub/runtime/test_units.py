@@ -132,3 +132,40 @@ def test_committable_offsets_stop_at_the_first_unacknowledged_record() -> None:
         ({"f": "b"}, {"pos": 2}),
     ]
     assert submitted.await_all(0.01) and submitted.committable() == []
+
+
+def test_sink_header_fast_path_matches_the_converter() -> None:
+    from types import SimpleNamespace
+
+    from hub.api import Header
+    from hub.converters.headers import SimpleHeaderConverter
+    from hub.runtime.worker_sink_task import WorkerSinkTask
+
+    converter = SimpleHeaderConverter({})
+    task = object.__new__(WorkerSinkTask)
+    task.converters = SimpleNamespace(header=converter)  # type: ignore[assignment]
+    task._header_cache = {}
+    task._int_headers = True
+    raw = [("n", str(n).encode()) for n in (0, 7, 127, 128, 40_000, 2**31, 2**62, 10**18)]
+    raw += [("s", b"us-east"), ("s", b"us-east"), ("b", b"true"), ("z", None), ("j", b"[1]"),
+            ("neg", b"-5"), ("f", b"1.5"), ("e", b""), ("pad", b"007")]  # fmt: skip
+    for _ in range(2):  # the second round is served from the cache
+        got = task._headers("t", raw)
+        want = tuple(
+            Header(k, sv.value, sv.schema)
+            for k, d in raw
+            for sv in [converter.to_connect("t", k, d)]
+        )
+        assert got == want
+
+
+def test_new_sink_record_equals_the_constructor() -> None:
+    from hub.api import Header, SinkRecord, TimestampType
+    from hub.runtime.worker_sink_task import new_sink_record
+
+    fast = new_sink_record("t", 2, b"k", {"v": 1}, None, None, 5, (Header("h", 1),), 9,
+                           TimestampType.LOG_APPEND_TIME)  # fmt: skip
+    assert fast == SinkRecord(topic="t", partition=2, key=b"k", value={"v": 1}, timestamp=5,
+                              headers=(Header("h", 1),), offset=9,
+                              timestamp_type=TimestampType.LOG_APPEND_TIME)  # fmt: skip
+    assert fast.replace(offset=10).offset == 10
