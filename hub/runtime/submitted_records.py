@@ -7,7 +7,8 @@ skip a record the broker never received. Filtered or tolerated-and-skipped recor
 acknowledged at once (nothing will ever be produced for them).
 
 Thread safety: ``submit`` and ``committable`` run on the task thread, ``ack`` on the
-producer's callback thread; one lock guards everything and a condition wakes ``await_all``.
+producer's callback thread; one lock guards everything and a condition on it wakes
+``await_all``.
 """
 
 from __future__ import annotations
@@ -45,7 +46,10 @@ class SubmittedRecord:
 
 class SubmittedRecords:
     def __init__(self) -> None:
-        self._lock = threading.Condition()
+        # Per-record paths (submit, _ack) take the plain lock (a C-level context manager); the
+        # condition shares it for await_all.
+        self._mutex = threading.Lock()
+        self._lock = threading.Condition(self._mutex)
         self._waiters = 0  # notify only when someone waits: acks are per record
         self._records: dict[PartitionKey, deque[SubmittedRecord]] = {}
         self._outstanding = 0
@@ -55,8 +59,11 @@ class SubmittedRecords:
     def submit(self, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> SubmittedRecord:
         record = SubmittedRecord(self, partition, offset)
         key = self._key(partition)
-        with self._lock:
-            self._records.setdefault(key, deque()).append(record)
+        with self._mutex:
+            queue = self._records.get(key)
+            if queue is None:  # not setdefault: no throwaway deque per record
+                queue = self._records[key] = deque()
+            queue.append(record)
             self._outstanding += 1
         return record
 
@@ -74,7 +81,7 @@ class SubmittedRecords:
         return key
 
     def _ack(self, record: SubmittedRecord) -> None:
-        with self._lock:
+        with self._mutex:
             if not record.acked:
                 record.acked = True
                 self._outstanding -= 1
