@@ -277,7 +277,15 @@ class RollingWriter:
 
     def put(self, records: Sequence[SinkRecord]) -> None:
         """Splits ``records`` into runs of one partition (the worker's batches are mostly
-        long runs) and hands each run to its partition's writer."""
+        long runs) and hands each run to its partition's writer.
+
+        The worker calls ``put([])`` when a poll found nothing: that is when a quiet partition
+        whose ``rotate.schedule.interval.ms`` boundary passed gets its file committed, instead of
+        waiting for the next offset commit."""
+        if not records:
+            for tp, w in self.writers.items():
+                self._commit_if_due(tp, w)
+            return
         i, n = 0, len(records)
         while i < n:
             first = records[i]
@@ -297,16 +305,21 @@ class RollingWriter:
             if w is None:
                 out[tp] = delivered
                 continue
-            w.settle(wait=False, raise_errors=False)
-            if w.start is not None and w.due():
-                try:
-                    w.commit()
-                except RetriableError as exc:
-                    log.warning("[%s] %s-%d: scheduled commit failed, will retry: %s",
-                                self.name, tp.topic, tp.partition, exc)  # fmt: skip
-                w.settle(wait=False, raise_errors=False)
+            self._commit_if_due(tp, w)
             out[tp] = w.durable(delivered)
         return out
+
+    def _commit_if_due(self, tp: TopicPartition, w: PartitionWriter) -> None:
+        """Commits ``w``'s open batch if its scheduled rotation is due; a retriable failure is
+        logged and retried at the next chance (the offsets stay where they were)."""
+        w.settle(wait=False, raise_errors=False)
+        if w.start is not None and w.due():
+            try:
+                w.commit()
+            except RetriableError as exc:
+                log.warning("[%s] %s-%d: scheduled commit failed, will retry: %s",
+                            self.name, tp.topic, tp.partition, exc)  # fmt: skip
+            w.settle(wait=False, raise_errors=False)
 
     def commit_all(self) -> None:
         """Commits every open batch now and waits for the uploads (tests, benchmarks)."""

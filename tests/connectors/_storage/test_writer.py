@@ -113,6 +113,19 @@ def test_schedule_rotation_flushes_a_quiet_partition_in_pre_commit() -> None:
     assert len(w.destination.batches) == 1  # type: ignore[attr-defined]
 
 
+def test_schedule_rotation_flushes_a_quiet_partition_on_an_idle_put() -> None:
+    clock = Clock(1_000_000_500)
+    w = make(clock, **{"flush.size": 100, "rotate.schedule.interval.ms": 1000})
+    w.put([rec(0, {}), rec(1, {})])
+    clock.now = 1_000_000_999
+    w.put([])  # the worker's idle poll, before the boundary: nothing rolls
+    assert w.destination.batches == []  # type: ignore[attr-defined]
+    clock.now = 1_000_001_000
+    w.put([])
+    (batch,) = w.destination.batches  # type: ignore[attr-defined]
+    assert (batch.start, batch.next_offset) == (0, 2)
+
+
 def test_schema_change_rolls_the_file() -> None:
     v1 = struct(("id", INT64_SCHEMA))
     v2 = struct(("id", INT64_SCHEMA), ("name", STRING_SCHEMA))
