@@ -8,6 +8,7 @@ trace) naming the setting or the SQL that fixes it; a server that is merely unre
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -94,6 +95,27 @@ def slot_state(conn: psycopg.Connection[Any], slot: str) -> SlotState:
     if row is None:
         return SlotState(False)
     return SlotState(True, row[0], row[1] or "", row[2] or "", str_to_lsn(row[3] or "0/0"))
+
+
+SLOT_RELEASE_WAIT_S = 15.0
+
+
+def wait_for_inactive_slot(
+    conn: psycopg.Connection[Any], slot: str, timeout: float = SLOT_RELEASE_WAIT_S
+) -> SlotState:
+    """The slot's state, after waiting up to ``timeout`` for an active slot to be released.
+
+    When the previous run of this task died (kill -9, lost network), the server keeps the old
+    walsender, and with it the slot, active until it notices the dead connection. Waiting a
+    little here turns that into a short delay instead of a FAILED task; a slot that stays active
+    is really used by another client, which ``check_slot`` reports.
+    """
+    deadline = time.monotonic() + timeout
+    state = slot_state(conn, slot)
+    while state.active and time.monotonic() < deadline:
+        time.sleep(0.2)  # polling the server's view; nothing to wait on but the catalog
+        state = slot_state(conn, slot)
+    return state
 
 
 def check_slot(state: SlotState, config: PostgresCdcConfig) -> None:

@@ -83,7 +83,7 @@ class PostgresCdcSourceTask(SourceTask):
         _setup.check_server(self._meta, c)
         tables = [(s, t) for s, t, _ in _setup.user_tables(self._meta) if self._filter(s, t)]
         _setup.ensure_publication(self._meta, c, tables)
-        slot = _setup.slot_state(self._meta, c.slot_name)
+        slot = _setup.wait_for_inactive_slot(self._meta, c.slot_name)
         _setup.check_slot(slot, c)
         self.decoder = ChangeDecoder(
             prefix=c.topic_prefix, dbname=c.dbname, partition=self.partition,

@@ -140,8 +140,14 @@ def test_debezium_config_as_is_and_kill_9_mid_stream(hub, postgres, pg_database)
         hub.kill()
         thread.join()
         hub.start()
-        wait_until(lambda: set(reader.ids("c")) >= set(range(1001, 5001)), 90,
-                   "every insert, despite the kill -9")  # fmt: skip
+        try:
+            wait_until(lambda: set(reader.ids("c")) >= set(range(1001, 5001)), 90,
+                       "every insert, despite the kill -9")  # fmt: skip
+        except AssertionError as exc:  # say where it stuck: status, what arrived, the hub's log
+            _, state = hub.request("GET", "/connectors/inventory-connector/status")
+            missing = sorted(set(range(1001, 5001)) - set(reader.ids("c")))
+            detail = f"status {state}; {len(missing)} missing, first {missing[:1]}"
+            raise AssertionError(f"{exc}; {detail}; hub log:\n{hub.log()[-4000:]}") from None
         created = reader.ids("c")
         assert set(created) == set(range(1001, 5001))  # nothing lost, nothing invented
         # at-least-once: only the unacknowledged tail at the kill may come twice
