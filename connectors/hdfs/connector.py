@@ -6,10 +6,10 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from connectors._storage.connector import StorageSinkConnector
 from connectors._storage.destinations import Destination
 from connectors._storage.sink_task import StorageSinkTask
 from connectors.hdfs.config import HdfsSinkConfig
-from hub.api import SinkConnector
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ class HdfsSinkTask(StorageSinkTask):
         return HdfsDestination(cfg, name)
 
 
-class HdfsSinkConnector(SinkConnector):
+class HdfsSinkConnector(StorageSinkConnector):
     name = "hdfs-sink"
     aliases = ("io.confluent.connect.hdfs3.Hdfs3SinkConnector", "Hdfs3SinkConnector")
     config_model = HdfsSinkConfig
@@ -39,15 +39,9 @@ class HdfsSinkConnector(SinkConnector):
     def task_class(cls) -> type[HdfsSinkTask]:
         return HdfsSinkTask
 
-    def task_configs(self, max_tasks: int) -> list[dict[str, Any]]:
-        raw = self.config.raw()
-        return [{**raw, "task.id": i} for i in range(max(1, max_tasks))]
-
     @classmethod
     def validate(cls, raw: Mapping[str, Any]) -> dict[str, list[str]]:
-        errors: dict[str, list[str]] = {}
-        if not (raw.get("topics") or raw.get("topics.regex")):
-            errors["topics"] = ["Missing required configuration: set 'topics' or 'topics.regex'"]
+        errors = super().validate(raw)
         if not (raw.get("hdfs.url") or raw.get("store.url")):
             errors["hdfs.url"] = ["Missing required configuration"]
         return errors

@@ -8,13 +8,12 @@ unique per writer.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import Any
 
+from connectors._storage.connector import StorageSinkConnector
 from connectors._storage.destinations import Destination
 from connectors._storage.sink_task import StorageSinkTask
 from connectors.s3.config import S3SinkConfig
-from hub.api import SinkConnector
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +29,7 @@ class S3SinkTask(StorageSinkTask):
         return S3Destination(cfg, name)
 
 
-class S3SinkConnector(SinkConnector):
+class S3SinkConnector(StorageSinkConnector):
     name = "s3-sink"
     aliases = ("io.confluent.connect.s3.S3SinkConnector", "S3SinkConnector")
     config_model = S3SinkConfig
@@ -43,13 +42,3 @@ class S3SinkConnector(SinkConnector):
     @classmethod
     def task_class(cls) -> type[S3SinkTask]:
         return S3SinkTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, Any]]:
-        raw = self.config.raw()
-        return [{**raw, "task.id": i} for i in range(max(1, max_tasks))]
-
-    @classmethod
-    def validate(cls, raw: Mapping[str, Any]) -> dict[str, list[str]]:
-        if not (raw.get("topics") or raw.get("topics.regex")):
-            return {"topics": ["Missing required configuration: set 'topics' or 'topics.regex'"]}
-        return {}

@@ -1,0 +1,25 @@
+"""What the S3 and HDFS sink connectors share: task configs and the topic selection check."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from hub.api import SinkConnector
+
+
+class StorageSinkConnector(SinkConnector):
+    """Every task gets the same config; the consumer group splits partitions between tasks,
+    so each Kafka partition has exactly one writer at a time."""
+
+    config: Any
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, Any]]:
+        raw = self.config.raw()
+        return [{**raw, "task.id": i} for i in range(max(1, max_tasks))]
+
+    @classmethod
+    def validate(cls, raw: Mapping[str, Any]) -> dict[str, list[str]]:
+        if not (raw.get("topics") or raw.get("topics.regex")):
+            return {"topics": ["Missing required configuration: set 'topics' or 'topics.regex'"]}
+        return {}
