@@ -35,6 +35,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from datetime import datetime
+from operator import attrgetter
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -45,6 +46,10 @@ from connectors._storage.partitioner import DefaultPartitioner, Partitioner
 from hub.api import ConnectError, RetriableError, Schema, SinkRecord, TopicPartition
 
 log = logging.getLogger(__name__)
+
+_VALUE_SCHEMA = attrgetter("value_schema")
+_PARTITION = attrgetter("partition")
+_TOPIC = attrgetter("topic")
 
 
 class _File:
@@ -121,6 +126,10 @@ class PartitionWriter:
         if i < n and self.deadline is not None and owner.clock() >= self.deadline:
             self.commit()
         flush_size = owner.flush_size
+        # One C pass instead of a Python loop per record: is the whole run one schema? (==
+        # is enough: an equal schema does not roll the file, see add())
+        schemas = list(map(_VALUE_SCHEMA, records))
+        uniform = schemas.count(schemas[-1]) == n
         while i < n:
             if self.count >= flush_size:
                 self.commit()
@@ -136,9 +145,12 @@ class PartitionWriter:
                 i += 1
                 continue
             stop = min(n, i + flush_size - self.count)
-            j = i + 1
-            while j < stop and records[j].value_schema is schema:
-                j += 1
+            if uniform:
+                j = stop
+            else:
+                j = i + 1
+                while j < stop and schemas[j] is schema:
+                    j += 1
             chunk = records[i:j]
             before = file.buffer.count
             try:
@@ -286,7 +298,15 @@ class RollingWriter:
             for tp, w in self.writers.items():
                 self._commit_if_due(tp, w)
             return
-        i, n = 0, len(records)
+        n = len(records)
+        first = records[0]
+        # The common case, one topic-partition per put, checked in C rather than per record.
+        if list(map(_PARTITION, records)).count(first.partition) == n and \
+                list(map(_TOPIC, records)).count(first.topic) == n:  # fmt: skip
+            tp = TopicPartition(first.topic, first.partition or 0)
+            (self.writers.get(tp) or self.writer(tp)).add_run(records)
+            return
+        i = 0
         while i < n:
             first = records[i]
             topic, partition = first.topic, first.partition
