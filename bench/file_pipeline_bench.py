@@ -14,14 +14,21 @@ Rows (lines/s; each also as MB/s of input):
   put() and a final pre_commit (write + fsync); timed until the last line is durable.
 - ``end to end``: both legs at once in one process (as one hub worker runs them), from the
   first poll until the sink's output is durable and equal to the input byte for byte.
-- ``through the hub``: the same connectors created over REST in an in-process Herder.
+- ``hub leg 1`` / ``hub leg 2`` / ``hub end to end``: the file connectors created over REST
+  in an in-process Herder (the worker ``sluice connect`` runs, against the broker above): the
+  source alone until the topic holds every line, then the sink alone on that topic until the
+  output is complete, then both at once on a fresh topic. These add what the minimal legs
+  leave out: the worker's converters and offset bookkeeping, and the file source's headers
+  (path, stream, offset, sequence) that the file sink uses to drop re-sends.
 
-``--gc-threshold 50000`` shows what the connectors cost once the cyclic GC is tuned (a
-process-wide choice for the runtime, not something a connector should change).
+``--gc-threshold 50000`` shows what the connectors cost once the cyclic GC is tuned, as
+``sluice up`` / ``sluice connect`` do at start (a process-wide choice for the runtime, not
+something a connector should change).
 
 The legs drive the connector tasks directly with a minimal loop (no REST, no SMTs, no offset
 topic), so they measure the connectors + client + broker; the hub worker's converters,
-transforms and offset bookkeeping come on top. Target (issue 4): >= 200k lines/s per leg.
+transforms and offset bookkeeping come on top (the hub rows). Target (issue 4): >= 200k
+lines/s per leg.
 """
 
 from __future__ import annotations
@@ -99,7 +106,9 @@ class Broker:
     def __init__(self, data_dir: Path) -> None:
         self.log_path = data_dir.parent / "broker.log"
         cmd = [sys.executable, "-m", "sluice", "broker", "--data-dir", str(data_dir),
-               "--host", "127.0.0.1", "--port", "0"]  # fmt: skip
+               "--host", "127.0.0.1", "--port", "0",
+               # as ``sluice up`` does: one hub, no need to wait for more group members
+               "--group-initial-rebalance-delay-ms", "0"]  # fmt: skip
         self.log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         env = dict(os.environ, SLUICE_LOG_LEVEL="WARNING")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, cwd=REPO,
@@ -302,48 +311,82 @@ def end_to_end(path: Path, out_path: Path, lines: int, bootstrap: str, topic: st
     return elapsed
 
 
-def through_hub(path: Path, out_path: Path, lines: int, bootstrap: str) -> float | None:
-    """The same pipeline created over REST in an in-process Herder (worker converters,
-    offset commits and all); None when the runtime is not importable."""
-    try:
+class Hub:
+    """An in-process Herder + REST app (the worker ``sluice connect`` runs) for the hub rows."""
+
+    def __init__(self, bootstrap: str) -> None:
         from fastapi.testclient import TestClient
 
         from hub.rest import create_app
         from hub.runtime.config import WorkerConfig
         from hub.runtime.herder import Herder
-    except ImportError:
-        return None
-    config = WorkerConfig.from_mapping(
-        {"bootstrap.servers": bootstrap, "offset.flush.interval.ms": 1000,
-         "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-         "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
-    )  # fmt: skip
-    herder = Herder(config)
-    herder.start()
-    try:
-        api = TestClient(create_app(herder, config))
-        start = time.perf_counter()
-        for name, extra in (
-            ("bench-sink", {"connector.class": "FileStreamSink", "topics": "hub",
-                            "file": str(out_path)}),
-            ("bench-source", {"connector.class": "FileStreamSource", "topic": "hub",
-                              "file": str(path), "poll.interval.ms": "50"}),
-        ):  # fmt: skip
-            response = api.post("/connectors", json={"name": name, "config": extra})
-            if response.status_code != 201:
-                raise SystemExit(f"creating {name}: {response.text}")
-        size = path.stat().st_size
-        deadline = time.monotonic() + 600
-        while time.monotonic() < deadline:
-            if out_path.exists() and out_path.stat().st_size >= size:
-                break
-            time.sleep(0.02)
-        elapsed = time.perf_counter() - start
-    finally:
-        herder.stop()
-    if out_path.read_bytes() != path.read_bytes():
-        raise SystemExit("hub output differs from the input")
+
+        config = WorkerConfig.from_mapping(
+            {"bootstrap.servers": bootstrap, "offset.flush.interval.ms": 1000,
+             "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+             "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+        )  # fmt: skip
+        self.bootstrap = bootstrap
+        self.herder = Herder(config)
+        self.herder.start()
+        self.api = TestClient(create_app(self.herder, config))
+
+    def create(self, name: str, config: dict[str, str]) -> None:
+        response = self.api.post("/connectors", json={"name": name, "config": config})
+        if response.status_code != 201:
+            raise SystemExit(f"creating {name}: {response.text}")
+
+    def source(self, name: str, path: Path, topic: str) -> None:
+        self.create(name, {"connector.class": "FileStreamSource", "topic": topic,
+                           "file": str(path), "poll.interval.ms": "50"})  # fmt: skip
+
+    def sink(self, name: str, out_path: Path, topic: str) -> None:
+        self.create(name, {"connector.class": "FileStreamSink", "topics": topic,
+                           "file": str(out_path)})  # fmt: skip
+
+    def stop(self) -> None:
+        self.herder.stop()
+
+
+def _wait_for_file(out_path: Path, size: int) -> None:
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        if out_path.exists() and out_path.stat().st_size >= size:
+            return
+        time.sleep(0.01)
+    raise SystemExit(f"{out_path} did not reach {size} bytes")
+
+
+def hub_leg1(hub: Hub, path: Path, lines: int, topic: str) -> float:
+    """The file source connector alone (worker converters, headers, offsets, acks=all)."""
+    watcher = Consumer({"bootstrap.servers": hub.bootstrap, "group.id": "hub-leg1-watch"})
+    start = time.perf_counter()
+    hub.source("leg1-source", path, topic)
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        if watcher.get_watermark_offsets(KafkaTP(topic, 0), 5)[1] >= lines:
+            break
+        time.sleep(0.01)
+    elapsed = time.perf_counter() - start
+    watcher.close()
     return elapsed
+
+
+def hub_leg2(hub: Hub, out_path: Path, size: int, topic: str) -> float:
+    """The file sink connector alone, on the topic leg 1 filled (group join included)."""
+    start = time.perf_counter()
+    hub.sink("leg2-sink", out_path, topic)
+    _wait_for_file(out_path, size)
+    return time.perf_counter() - start
+
+
+def hub_end_to_end(hub: Hub, path: Path, out_path: Path, topic: str) -> float:
+    """Both connectors at once in one worker: file -> topic -> file."""
+    start = time.perf_counter()
+    hub.sink("e2e-sink", out_path, topic)
+    hub.source("e2e-source", path, topic)
+    _wait_for_file(out_path, path.stat().st_size)
+    return time.perf_counter() - start
 
 
 # -- report -----------------------------------------------------------------------------------
@@ -384,7 +427,8 @@ class Rows:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lines", type=int, default=1_000_000)
-    ap.add_argument("--skip-hub", action="store_true", help="skip the in-process Herder row")
+    ap.add_argument("--skip-hub", action="store_true", help="skip the in-process Herder rows")
+    ap.add_argument("--hub-only", action="store_true", help="only the in-process Herder rows")
     ap.add_argument(
         "--gc-threshold",
         type=int,
@@ -402,22 +446,37 @@ def main() -> None:
     try:
         src = tmp / "input.log"
         make_input(src, lines)
-        r.measure("cat | loopback socket", False, cat_socket, src)
-        r.measure("source task only (no broker)", False, source_only, src, lines)
         broker = Broker(tmp / "data")
         bs = broker.bootstrap
-        for topic in ("raw", "leg", "e2e", "hub"):
-            create_topic(bs, topic)
-        r.measure("producer only (no source task)", False, produce_raw, src, lines, bs, "raw")
-        r.measure("leg 1: file source -> broker", True, produce_file, src, lines, bs, "leg")
-        r.measure("consumer only (no sink task)", False, consume_raw, lines, bs, "raw")
-        outs = [tmp / "leg2.out", tmp / "e2e.out"]
-        r.measure("leg 2: broker -> file sink", True, sink_topic, outs[0], lines, bs, "leg")
-        r.measure("end to end (both legs, one process)", False, end_to_end, src, outs[1], lines,
-                  bs, "e2e")  # fmt: skip
+        outs: list[Path] = []
+        if not args.hub_only:
+            r.measure("cat | loopback socket", False, cat_socket, src)
+            r.measure("source task only (no broker)", False, source_only, src, lines)
+            for topic in ("raw", "leg", "e2e"):
+                create_topic(bs, topic)
+            r.measure("producer only (no source task)", False, produce_raw, src, lines, bs, "raw")
+            r.measure("leg 1: file source -> broker", True, produce_file, src, lines, bs, "leg")
+            r.measure("consumer only (no sink task)", False, consume_raw, lines, bs, "raw")
+            outs = [tmp / "leg2.out", tmp / "e2e.out"]
+            r.measure("leg 2: broker -> file sink", True, sink_topic, outs[0], lines, bs, "leg")
+            r.measure("end to end (both legs, one process)", False, end_to_end, src, outs[1],
+                      lines, bs, "e2e")  # fmt: skip
         if not args.skip_hub:
-            r.measure("end to end through the hub (REST+worker)", False, through_hub, src,
-                      tmp / "hub.out", lines, bs)  # fmt: skip
+            for topic in ("hub-leg", "hub-e2e"):
+                create_topic(bs, topic)
+            hub = Hub(bs)
+            try:
+                size = src.stat().st_size
+                hub_outs = [tmp / "hub-leg2.out", tmp / "hub-e2e.out"]
+                outs += hub_outs
+                r.measure("hub leg 1: file source connector", True, hub_leg1, hub, src, lines,
+                          "hub-leg")  # fmt: skip
+                r.measure("hub leg 2: file sink connector", True, hub_leg2, hub, hub_outs[0],
+                          size, "hub-leg")  # fmt: skip
+                r.measure("hub end to end (both connectors)", False, hub_end_to_end, hub, src,
+                          hub_outs[1], "hub-e2e")  # fmt: skip
+            finally:
+                hub.stop()
         for produced in outs:
             if produced.read_bytes() != src.read_bytes():
                 raise SystemExit(f"{produced} differs from the input")

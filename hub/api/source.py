@@ -58,7 +58,19 @@ class SourceTask(ABC):
         """Offsets up to the last acknowledged record were committed (e.g. ack a queue)."""
 
     def commit_record(self, record: SourceRecord, offset: int | None) -> None:  # noqa: B027
-        """One record was acknowledged at Kafka ``offset`` (None if a transform dropped it)."""
+        """One record was acknowledged at Kafka ``offset`` (None if a transform dropped it).
+
+        Called per record on the producer's callback thread, which costs throughput: a task
+        that only needs to know *that* its records are safe should use ``commit_records``."""
+
+    def commit_records(self, records: list[SourceRecord]) -> None:  # noqa: B027
+        """Every record of one ``poll()`` result is safe: acknowledged by the broker (acks=all),
+        or dropped by a transform, or skipped under ``errors.tolerance=all``.
+
+        A Sluice extension (Kafka Connect has only ``commit_record``): called once per poll
+        result, in poll order, on the producer's callback thread, with the very list ``poll``
+        returned; keep it short. Not called for a batch with a failed delivery (the task then
+        fails). Use it to acknowledge a queue or answer a waiting client per batch."""
 
     @abstractmethod
     def stop(self) -> None:

@@ -120,11 +120,15 @@ class Worker:
     def start(self) -> None:
         self._producer = Producer(
             {
-                **self.config.client_config("producer"),
-                "enable.idempotence": True,
-                "acks": "all",
+                # Defaults a worker's ``producer.*`` settings may override: Java's partitioner
+                # (keyed records land where a Java client would put them) and a 5 ms linger,
+                # which fills batches at high rates and adds at most 5 ms at low ones.
                 "linger.ms": 5,
                 "partitioner": "murmur2_random",
+                **self.config.client_config("producer"),
+                # Not overridable: the delivery guarantees rest on them.
+                "enable.idempotence": True,
+                "acks": "all",
             }
         )
         self._poller = threading.Thread(target=self._poll_producer, name="worker-producer")

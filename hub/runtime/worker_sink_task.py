@@ -34,7 +34,10 @@ from hub.api import (
     TimestampType,
     TopicPartition,
 )
+from hub.api.schema import OPTIONAL_BYTES_SCHEMA, OPTIONAL_STRING_SCHEMA
+from hub.converters.bytes import ByteArrayConverter
 from hub.converters.headers import SimpleHeaderConverter, StringHeaderConverter
+from hub.converters.string import StringConverter
 from hub.converters.values import _INT_SCHEMAS
 from hub.runtime.error_handling import (
     ErrorHandlingConfig,
@@ -114,6 +117,41 @@ def new_sink_record(
     s[8][1](record, offset)
     s[9][1](record, timestamp_type)
     return record
+
+
+def _header_maker() -> Any:
+    """``Header(key, value, schema)`` through its slot setters (~3x cheaper than the frozen
+    dataclass ``__init__``); the constructor itself if Header is not shaped so."""
+    setters = [getattr(_class_attr(Header, n), "__set__", None) for n in ("key", "value", "schema")]
+    if hasattr(Header, "__post_init__") or any(s is None for s in setters):
+        return Header
+    set_key, set_value, set_schema = setters
+    new = object.__new__
+
+    def make(key: str, value: Any, schema: Any) -> Header:
+        header = new(Header)
+        set_key(header, key)
+        set_value(header, value)
+        set_schema(header, schema)
+        return header
+
+    return make
+
+
+new_header = _header_maker()
+
+# Converters whose to_connect is a plain decode with a fixed schema: the hot path inlines them.
+_PLAIN, _TEXT, _RAW = 0, 1, 2
+
+
+def _decoding(converter: Any) -> tuple[int, Any, str]:
+    """(kind, schema, encoding) of a built-in converter the hot path can inline."""
+    kind = type(converter)
+    if kind is StringConverter:
+        return _TEXT, OPTIONAL_STRING_SCHEMA, converter.encoding
+    if kind is ByteArrayConverter:
+        return _RAW, OPTIONAL_BYTES_SCHEMA, ""
+    return _PLAIN, None, ""
 
 
 def group_id(connector: str) -> str:
@@ -251,21 +289,9 @@ class WorkerSinkTask(WorkerTask):
             self.sync_pause()
             self._apply_rewinds()
             messages = self.consumer.consume(500, 0.1)
-            batch: list[SinkRecord] = []
             # plain (topic, partition) tuples: hashed in C, this loop runs per record
             offsets: dict[tuple[str, int], int] = {}
-            assigned = self._assigned_keys
-            for msg in messages:
-                if msg.error() is not None:
-                    self._on_consume_error(msg)
-                    continue
-                key = (msg.topic(), msg.partition())
-                if key not in assigned:
-                    continue
-                record = self._convert(msg)
-                if record is not None:
-                    batch.append(record)
-                offsets[key] = msg.offset() + 1  # type: ignore[operator]
+            batch = self._records(messages, offsets)
             self._batch_messages = messages
             # An idle poll still calls put([]), as Kafka Connect does: a sink that rolls files
             # or batches on time (rotate.schedule.interval.ms) can close a quiet one promptly.
@@ -281,6 +307,70 @@ class WorkerSinkTask(WorkerTask):
                     # nothing is lost, the uncommitted records are only redelivered.
                     log.warning("offset commit failed", extra={**self.log_extra, "error": str(exc)})
                 next_commit = time.monotonic() + interval
+
+    def _records(
+        self, messages: list[Message], offsets: dict[tuple[str, int], int]
+    ) -> list[SinkRecord]:
+        """The records for ``put`` from one consume; ``offsets`` gets each partition's next.
+
+        The hot path calls the converters directly; a message whose conversion raises (or any
+        message, when transforms are configured) goes through ``_convert``, which applies
+        the connector's error policy. Converters are pure, so converting again is harmless.
+        """
+        batch: list[SinkRecord] = []
+        append, assigned = batch.append, self._assigned_keys
+        conv = self.converters
+        key_to, value_to, headers_of = conv.key.to_connect, conv.value.to_connect, self._headers
+        fast, seen, types = self._identity, self._topics_seen, _TIMESTAMP_TYPES
+        key_kind, key_schema, key_encoding = _decoding(conv.key)
+        value_kind, value_schema, value_encoding = _decoding(conv.value)
+        for msg in messages:
+            if msg.error() is not None:
+                self._on_consume_error(msg)
+                continue
+            topic: str = msg.topic()  # type: ignore[assignment]
+            partition: int = msg.partition()  # type: ignore[assignment]
+            tp = (topic, partition)
+            if tp not in assigned:
+                continue
+            offset: int = msg.offset()  # type: ignore[assignment]
+            offsets[tp] = offset + 1
+            if fast and topic in seen:
+                try:
+                    data = msg.key()
+                    if key_kind == _TEXT:
+                        key = None if data is None else data.decode(key_encoding)
+                    elif key_kind == _RAW:
+                        key = data
+                    else:
+                        converted = key_to(topic, data)
+                        key, key_schema = converted.value, converted.schema
+                    data = msg.value()
+                    if value_kind == _TEXT:
+                        value = None if data is None else data.decode(value_encoding)
+                    elif value_kind == _RAW:
+                        value = data
+                    else:
+                        converted = value_to(topic, data)
+                        value, value_schema = converted.value, converted.schema
+                    raw_headers = msg.headers()
+                    headers = headers_of(topic, raw_headers) if raw_headers else ()
+                except Exception:
+                    pass
+                else:
+                    ts_type, ts = msg.timestamp()
+                    append(
+                        new_sink_record(
+                            topic, partition, key, value, key_schema, value_schema,
+                            ts if ts_type else None, headers, offset,
+                            types.get(ts_type, TimestampType.NO_TIMESTAMP),
+                        )
+                    )  # fmt: skip
+                    continue
+            record = self._convert(msg)
+            if record is not None:
+                append(record)
+        return batch
 
     def find_message(self, record: SinkRecord) -> Message | None:
         """The consumed message ``record`` came from, in the batch being delivered."""
@@ -361,13 +451,13 @@ class WorkerSinkTask(WorkerTask):
                 number = int(data)
                 for schema, bound in _INT_SCHEMAS:
                     if number < bound:
-                        out.append(Header(key, number, schema))
+                        out.append(new_header(key, number, schema))
                         break
                 continue
             header = cache.get((key, data))
             if header is None:
                 sv = to_connect(topic, key, data)
-                header = Header(key, sv.value, sv.schema)
+                header = new_header(key, sv.value, sv.schema)
                 if type(sv.value) in _IMMUTABLE:
                     if len(cache) >= _HEADER_CACHE_MAX:
                         cache.clear()

@@ -2,12 +2,17 @@
 
 Ordering and delivery: records are produced in poll order through the worker's single
 idempotent producer (acks=all), so the broker keeps each topic partition in order without
-duplicates from producer retries. Every record is registered in ``SubmittedRecords`` before
-it is produced; offsets are committed (every ``offset.flush.interval.ms``, and on stop after
-waiting up to ``offset.flush.timeout.ms`` for outstanding acknowledgements) only up to the last
-acknowledged record of each source partition. A clean stop therefore resumes exactly where
-it left off; a crash resumes from the last commit and re-sends what followed (at-least-once,
-never a loss). A failed delivery fails the task: the producer already retried internally.
+duplicates from producer retries. Each poll result is tracked as one batch in
+``SubmittedRecords``; offsets are committed (every ``offset.flush.interval.ms``, and on stop
+after waiting up to ``offset.flush.timeout.ms`` for outstanding acknowledgements) only up to
+the last record of each source partition whose batch was wholly acknowledged. A clean stop
+therefore resumes exactly where it left off; a crash resumes from the last commit and re-sends
+what followed (at-least-once, never a loss). A failed delivery fails the task: the producer
+already retried internally.
+
+Speed: with no transforms and no per-record ``commit_record`` hook (the common case), records
+take ``_send_fast``: converters called directly, one shared delivery callback per batch, no
+per-record wrapper; a record whose conversion fails falls back to the error-handling path.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from hub.runtime.plugin_setup import (
     close_chain,
 )
 from hub.runtime.storage.offset_store import PartitionKey, partition_key
-from hub.runtime.submitted_records import SubmittedRecord, SubmittedRecords
+from hub.runtime.submitted_records import SubmittedBatch, SubmittedRecords
 from hub.runtime.worker_task import ConnectorTaskId, TaskServices, TaskStatusListener, WorkerTask
 
 log = logging.getLogger(__name__)
@@ -100,6 +105,7 @@ class WorkerSourceTask(WorkerTask):
         self._identity = False
         self._text_headers = False
         self._wants_commit_record = False
+        self._wants_commit_records = False
 
     def initialize(self) -> None:
         registry, worker = self.services.registry, self.services.worker_config
@@ -110,8 +116,11 @@ class WorkerSourceTask(WorkerTask):
         self._text_headers = header_type in (SimpleHeaderConverter, StringHeaderConverter)
         # Per-record callbacks into the task only if it overrides the optional hook.
         self._wants_commit_record = self.task_class.commit_record is not SourceTask.commit_record
+        self._wants_commit_records = self.task_class.commit_records is not SourceTask.commit_records
         reader = _OffsetReader(self.services, self.id.connector)
         self.task = self.task_class(_SourceTaskContext(reader, self.task_config))
+        if self._wants_commit_records:
+            self.submitted = SubmittedRecords(on_complete=self._commit_records)
         self.task.start(self.task_config)
         self._started = True
 
@@ -123,8 +132,7 @@ class WorkerSourceTask(WorkerTask):
             if self.paused:
                 self.wait_while_paused(interval)
             elif records := self._poll():
-                for record in records:
-                    self._send(record)
+                self._send_batch(records)
             else:
                 # A task that returns at once with nothing must not spin a core (and the GIL).
                 self.stopping.wait(0.005)
@@ -143,9 +151,64 @@ class WorkerSourceTask(WorkerTask):
             self.stopping.wait(0.1)
             return None
 
-    def _send(self, record: SourceRecord) -> None:
+    def _send_batch(self, records: list[SourceRecord]) -> None:
+        """Produces one poll result; its offsets become committable once all of it is acked."""
+        batch = self.submitted.begin()
+        if self._identity and not self._wants_commit_record:
+            self._send_fast(records, batch)
+        else:
+            for record in records:
+                self._send(record, batch)
+        self.submitted.seal(batch, records if self._wants_commit_records else None)
+
+    def _send_fast(self, records: list[SourceRecord], batch: SubmittedBatch) -> None:
+        """The hot path: no transforms, no per-record hook, converters called directly.
+
+        A record whose conversion raises goes through ``_send`` instead, which applies the
+        connector's error policy (retries, tolerance, dead-letter queue) exactly as if the
+        fast path did not exist; the converters are pure, so converting it again is harmless.
+        """
+        conv = self.converters
+        assert conv is not None
+        key_from, value_from = conv.key.from_connect, conv.value.from_connect
+        headers_of = self._headers
+        produce, on_delivery = self.services.producer.produce, batch.on_delivery
+        offsets, key_of, seen = batch.offsets, self.submitted.key, self._topics_seen
+        last_partition: Any = None
+        partition_key_: Any = None
+        for record in records:
+            topic = record.topic
+            try:
+                key = key_from(topic, record.key_schema, record.key)
+                value = value_from(topic, record.value_schema, record.value)
+                headers = headers_of(record) if record.headers else None
+            except Exception:
+                self._send(record, batch)
+                continue
+            source_partition = record.source_partition
+            if source_partition is not last_partition:
+                partition_key_ = key_of(source_partition)
+                last_partition = source_partition
+            offsets[partition_key_] = (source_partition, record.source_offset)
+            if topic not in seen:
+                self._ensure_topic(topic)
+            if record.partition is None and record.timestamp is None:
+                try:
+                    if headers:
+                        produce(topic, value, key, on_delivery=on_delivery, headers=headers)
+                    else:
+                        produce(topic, value, key, on_delivery=on_delivery)
+                    batch.produced += 1
+                    continue
+                except BufferError:
+                    pass
+            self._produce(record, (key, value, headers or []), on_delivery)
+            batch.produced += 1
+
+    def _send(self, record: SourceRecord, batch: SubmittedBatch) -> None:
+        """One record through the error-handling path (transforms, converters, hooks)."""
         assert self.converters is not None and self.task is not None
-        submitted = self.submitted.submit(record.source_partition, record.source_offset)
+        batch.note(record.source_partition, record.source_offset)
         if self._identity:
             ok, transformed = True, record
         else:
@@ -153,15 +216,32 @@ class WorkerSourceTask(WorkerTask):
                 "TRANSFORMATION", self.chain, self.chain.apply, record, source=record
             )
         if not ok or transformed is None:
-            submitted.ack()
-            self.task.commit_record(record, None)
+            if self._wants_commit_record:
+                self.task.commit_record(record, None)
             return
         out = self._convert(transformed)
         if out is None:
-            submitted.ack()
             return
         self._ensure_topic(transformed.topic)
-        self._produce(record, transformed, out, submitted)
+        on_delivery: Any = batch.on_delivery
+        if self._wants_commit_record:
+            on_delivery = self._commit_record_callback(record, batch)
+        self._produce(transformed, out, on_delivery)
+        batch.produced += 1
+
+    def _commit_record_callback(self, original: SourceRecord, batch: SubmittedBatch) -> Any:
+        task = self.task
+        assert task is not None
+
+        def on_delivery(err: KafkaError | None, msg: Any) -> None:
+            batch.on_delivery(err, msg)
+            if err is None:
+                try:
+                    task.commit_record(original, msg.offset())
+                except Exception:
+                    log.exception("commit_record failed", extra=self.log_extra)
+
+        return on_delivery
 
     def _convert(self, record: SourceRecord) -> tuple[Any, Any, list[Any]] | None:
         conv, topic, run = self.converters, record.topic, self.errors.run
@@ -205,26 +285,10 @@ class WorkerSourceTask(WorkerTask):
         return out
 
     def _produce(
-        self,
-        original: SourceRecord,
-        record: SourceRecord,
-        data: tuple[Any, Any, list[Any]],
-        submitted: SubmittedRecord,
+        self, record: SourceRecord, data: tuple[Any, Any, list[Any]], on_delivery: Any
     ) -> None:
+        """Hands one converted record to the producer, waiting while its queue is full."""
         key, value, headers = data
-        task = self.task
-        assert task is not None
-        on_delivery: Any = submitted.on_delivery
-        if self._wants_commit_record:
-
-            def on_delivery(err: KafkaError | None, msg: Any) -> None:
-                submitted.on_delivery(err, msg)
-                if err is None:
-                    try:
-                        task.commit_record(original, msg.offset())
-                    except Exception:
-                        log.exception("commit_record failed", extra=self.log_extra)
-
         kwargs: dict[str, Any] = {"key": key, "value": value, "on_delivery": on_delivery}
         if headers:
             kwargs["headers"] = headers
@@ -239,6 +303,12 @@ class WorkerSourceTask(WorkerTask):
             except BufferError:
                 # The producer's queue is full: the worker's poll thread drains it.
                 self.stopping.wait(0.005)
+
+    def _commit_records(self, records: list[SourceRecord]) -> None:
+        try:
+            self.task.commit_records(records)  # type: ignore[union-attr]
+        except Exception:
+            log.exception("commit_records failed", extra=self.log_extra)
 
     def _ensure_topic(self, topic: str) -> None:
         if topic in self._topics_seen:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -116,22 +117,79 @@ def test_source_failure_goes_to_the_dead_letter_queue() -> None:
     assert headers["__connect.errors.exception.class.name"] == b"hub.api.errors.DataError"
 
 
-def test_committable_offsets_stop_at_the_first_unacknowledged_record() -> None:
-    submitted = SubmittedRecords()
-    a = [submitted.submit({"f": "a"}, {"pos": i}) for i in range(1, 4)]
-    b = [submitted.submit({"f": "b"}, {"pos": i}) for i in range(1, 3)]
-    a[0].ack()
-    a[2].ack()  # out of order: a[1] still outstanding
-    b[1].ack()
-    assert submitted.committable() == [({"f": "a"}, {"pos": 1})]
+def _batch(submitted: SubmittedRecords, *records: tuple[str, int]) -> Any:
+    """A sealed batch of ``records`` ((file, pos) pairs), each produced once, none acked."""
+    batch = submitted.begin()
+    for name, pos in records:
+        batch.note({"f": name}, {"pos": pos})
+        batch.produced += 1
+    return batch
+
+
+def _ack(batch: Any, times: int = 1) -> None:
+    for _ in range(times):
+        batch.on_delivery(None, None)
+
+
+def test_committable_offsets_stop_at_the_first_incomplete_batch() -> None:
+    handed_out: list[list[str]] = []
+    submitted = SubmittedRecords(on_complete=handed_out.append)
+    first = _batch(submitted, ("a", 1), ("a", 2), ("b", 1))
+    submitted.seal(first, ["first"])
+    second = _batch(submitted, ("a", 3))
+    submitted.seal(second, ["second"])
+    third = _batch(submitted, ("b", 2))
+    submitted.seal(third, ["third"])
+    _ack(second)  # out of order: the first batch is still outstanding
+    _ack(third)
+    _ack(first, 2)  # one of its three records still unacknowledged
+    # Both partitions have a record in `first`, so nothing after it is committable yet.
+    assert submitted.committable() == []
+    assert handed_out == []  # commit_records waits for poll order
     assert not submitted.await_all(0.01)
-    a[1].ack()
-    b[0].ack()
+    assert submitted.outstanding == 1
+    _ack(first)
+    assert handed_out == [["first"], ["second"], ["third"]]
     assert sorted(submitted.committable(), key=str) == [
         ({"f": "a"}, {"pos": 3}),
         ({"f": "b"}, {"pos": 2}),
     ]
     assert submitted.await_all(0.01) and submitted.committable() == []
+
+
+def test_a_partition_untouched_by_an_incomplete_batch_is_committable() -> None:
+    submitted = SubmittedRecords()
+    slow = _batch(submitted, ("a", 1))
+    submitted.seal(slow)
+    fast = _batch(submitted, ("b", 1), ("b", 2))
+    submitted.seal(fast)
+    _ack(fast, 2)
+    assert submitted.committable() == [({"f": "b"}, {"pos": 2})]
+    _ack(slow)
+    assert submitted.committable() == [({"f": "a"}, {"pos": 1})]
+
+
+def test_acks_before_the_seal_and_records_without_acks_complete_the_batch() -> None:
+    handed_out: list[list[str]] = []
+    submitted = SubmittedRecords(on_complete=handed_out.append)
+    early = _batch(submitted, ("a", 1))
+    _ack(early)  # acknowledged while the task was still producing the batch
+    submitted.seal(early, ["early"])
+    filtered = submitted.begin()
+    filtered.note({"f": "a"}, {"pos": 2})  # dropped by a transform: nothing to acknowledge
+    submitted.seal(filtered, ["filtered"])
+    assert handed_out == [["early"], ["filtered"]]
+    assert submitted.committable() == [({"f": "a"}, {"pos": 2})]
+
+
+def test_a_failed_delivery_keeps_the_batch_uncommitted() -> None:
+    submitted = SubmittedRecords()
+    batch = _batch(submitted, ("a", 1), ("a", 2))
+    submitted.seal(batch)
+    batch.on_delivery(None, None)
+    batch.on_delivery("broker said no", None)
+    assert submitted.error == "broker said no"
+    assert submitted.committable() == []
 
 
 def test_sink_header_fast_path_matches_the_converter() -> None:
