@@ -11,14 +11,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
+import orjson
 from pydantic import Field
 
 from hub.api import ConfigModel, Converter, DataError, HeaderConverter, Schema, SchemaAndValue
-from hub.converters import _json_data
+from hub.converters import _json_data, _passthrough
 
 ENVELOPE_KEYS = frozenset({"schema", "payload"})
+_orjson_dumps = orjson.dumps
 _NUMERIC_RE = re.compile(r'"\\u0000decimal:([-0-9.Ee+]+)"')
 
 
@@ -47,11 +49,25 @@ class JsonConverterConfig(ConfigModel):
 _ENCODER = json.JSONEncoder(
     separators=(",", ":"), ensure_ascii=False, default=_json_data.schemaless_default
 )
-_SCHEMA_START = '{"schema":'
-_PAYLOAD_SEP = ',"payload":'
+_SCHEMA_START = b'{"schema":'
+_PAYLOAD_SEP = b',"payload":'
 _DECODER = json.JSONDecoder()
-_NULL_HEAD = '{"schema":null,"payload":'
+_NULL_HEAD = b'{"schema":null,"payload":'
 _CACHE_SIZE = 256
+_MISSING = object()
+
+
+class _Writer(NamedTuple):
+    schema: Schema  # held so that its id() is not reused while cached
+    head: bytes  # b'{"schema":<schema json>,"payload":'
+    encode: _json_data.Codec
+    passthrough: _passthrough.Check | None
+
+
+class _Reader(NamedTuple):
+    schema: Schema
+    decode: _json_data.Codec
+    passthrough: _passthrough.Check | None
 
 
 class _JsonCodec:
@@ -59,39 +75,54 @@ class _JsonCodec:
 
     Speed matters (every record of a JSON topic passes here) and records of a topic share
     one schema, so both directions cache per schema: writing keeps the envelope head
-    ``{"schema":<json>,"payload":`` per Schema object; reading keeps the parsed Schema per
-    head bytes, so a hit only parses the payload. A head is cached only after a full parse
-    confirmed that those bytes are exactly the schema, so a hit cannot mis-split a message;
-    anything unusual falls back to the full parse.
+    ``{"schema":<json>,"payload":`` as bytes per Schema object and splices it before the
+    payload; reading keeps the parsed Schema per head bytes, so a hit only parses the
+    payload. A head is cached only after a full parse confirmed that those bytes are exactly
+    the schema, so a hit cannot mis-split a message; anything unusual falls back to the full
+    parse.
+
+    Payloads that are structs of ints, strings and booleans (change events, most source
+    records) take a faster path both ways: ``_passthrough`` checks that the value is already
+    its own JSON form and orjson writes or reads it, with no per-field walk. Everything else,
+    and every error, goes through the generic ``_json_data`` walk and the stdlib encoder, so
+    the bytes and the errors are the same either way.
     """
 
     def __init__(self, config: JsonConverterConfig) -> None:
         self.schemas_enable = config.schemas_enable
         self.numeric = config.decimal_format == "NUMERIC"
         self.replace_null = config.replace_null_with_default
-        # Keyed by id(); the entry holds the schema so its id cannot be reused while cached.
-        self._writers: dict[int, tuple[Schema, str, _json_data.Codec]] = {}
-        self._readers: dict[str, tuple[Schema, _json_data.Codec] | None] = {}
+        self._writers: dict[int, _Writer] = {}  # keyed by id(schema)
+        self._readers: dict[bytes, _Reader | None] = {}  # keyed by head bytes
 
-    def _writer(self, schema: Schema) -> tuple[Schema, str, _json_data.Codec]:
+    def _writer(self, schema: Schema) -> _Writer:
         hit = self._writers.get(id(schema))
-        if hit is not None and hit[0] is schema:
+        if hit is not None and hit.schema is schema:
             return hit
         if len(self._writers) >= _CACHE_SIZE:
             self._writers.clear()
-        head = '{"schema":' + _ENCODER.encode(schema.to_json()) + ',"payload":'
+        head = _SCHEMA_START + _ENCODER.encode(schema.to_json()).encode("utf-8") + _PAYLOAD_SEP
         enc = _json_data.encoder(
             schema, numeric_decimals=self.numeric, replace_null=self.replace_null
         )
-        entry = self._writers[id(schema)] = (schema, head, enc)
+        quick = _passthrough.checker(schema, replace_null=self.replace_null)
+        entry = self._writers[id(schema)] = _Writer(schema, head, enc, quick)
         return entry
 
     def dumps(self, schema: Schema | None, value: Any) -> bytes:
         head = _NULL_HEAD
         body = value
         if schema is not None:
-            _, head, enc = self._writer(schema)
-            body = enc(value)
+            writer = self._writer(schema)
+            head = writer.head
+            if writer.passthrough is not None and writer.passthrough(value):
+                try:
+                    data = _orjson_dumps(value)
+                except orjson.JSONEncodeError:
+                    pass  # e.g. a lone surrogate: the generic path raises as it always did
+                else:
+                    return head + data + b"}" if self.schemas_enable else data
+            body = writer.encode(value)
         try:
             text = _ENCODER.encode(body)
         except (TypeError, ValueError) as exc:
@@ -99,18 +130,19 @@ class _JsonCodec:
         if self.numeric and "\\u0000decimal:" in text:
             text = _NUMERIC_RE.sub(r"\1", text)
         if self.schemas_enable:
-            text = head + text + "}"
+            return head + text.encode("utf-8") + b"}"
         return text.encode("utf-8")
 
     def loads(self, data: bytes) -> SchemaAndValue:
-        try:
-            text = bytes(data).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise DataError(f"message is not UTF-8 JSON: {exc}") from None
+        data = bytes(data)
         if self.schemas_enable and self._readers:
-            fast = self._loads_cached(text)
+            fast = self._loads_cached(data)
             if fast is not None:
                 return fast
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataError(f"message is not UTF-8 JSON: {exc}") from None
         try:
             node = _DECODER.decode(text)
         except ValueError as exc:
@@ -131,44 +163,56 @@ class _JsonCodec:
                 schema = Schema.from_json(schema_node)
             except (KeyError, TypeError, ValueError) as exc:
                 raise DataError(f"invalid schema in JSON envelope: {exc!r}") from None
-            reader = (schema, _json_data.decoder(schema))
-        self._remember(text, schema_node, reader)
+            reader = _Reader(schema, _json_data.decoder(schema), _passthrough.checker(schema))
+        self._remember(data, schema_node, reader)
         if reader is None:
             return SchemaAndValue(None, payload)
-        return SchemaAndValue(reader[0], reader[1](payload))
+        return SchemaAndValue(reader.schema, reader.decode(payload))
 
-    def _remember(
-        self, text: str, schema_node: Any, reader: tuple[Schema, _json_data.Codec] | None
-    ) -> None:
-        end = text.find(_PAYLOAD_SEP)
-        if not text.startswith(_SCHEMA_START) or end < 0:
+    def _remember(self, data: bytes, schema_node: Any, reader: _Reader | None) -> None:
+        end = data.find(_PAYLOAD_SEP)
+        if not data.startswith(_SCHEMA_START) or end < 0:
             return
         try:
-            exact = _DECODER.decode(text[len(_SCHEMA_START) : end]) == schema_node
+            exact = _DECODER.decode(data[len(_SCHEMA_START) : end].decode()) == schema_node
         except ValueError:
             exact = False  # the separator was inside the schema text: do not cache
         if exact:
             if len(self._readers) >= _CACHE_SIZE:
                 self._readers.clear()
-            self._readers[text[:end]] = reader
+            self._readers[data[:end]] = reader
 
-    def _loads_cached(self, text: str) -> SchemaAndValue | None:
-        end = text.find(_PAYLOAD_SEP)
+    def _loads_cached(self, data: bytes) -> SchemaAndValue | None:
+        end = data.find(_PAYLOAD_SEP)
         if end < 0:
             return None
-        head = text[:end]
-        if head not in self._readers:
+        reader = self._readers.get(data[:end], _MISSING)
+        if reader is _MISSING:
             return None
+        assert reader is None or isinstance(reader, _Reader)
+        start = end + len(_PAYLOAD_SEP)
+        if reader is not None and reader.passthrough is not None:
+            body = data[start:].rstrip()
+            if body.endswith(b"}"):
+                try:
+                    payload = orjson.loads(body[:-1])
+                except orjson.JSONDecodeError:
+                    pass  # NaN, a lone surrogate, bad UTF-8, not JSON: the stdlib decides
+                else:
+                    # orjson reads a huge int as a float: the check rejects it, so only
+                    # values the stdlib would read the same way are taken here
+                    if reader.passthrough(payload):
+                        return SchemaAndValue(reader.schema, payload)
         try:
-            payload, stop = _DECODER.raw_decode(text, end + len(_PAYLOAD_SEP))
+            text = data.decode("utf-8")
+            payload, stop = _DECODER.raw_decode(text, len(data[:start].decode("utf-8")))
         except ValueError:
             return None  # let the full parse produce the error message
         if text[stop:].strip() != "}":
             return None
-        reader = self._readers[head]
         if reader is None:
             return SchemaAndValue(None, payload)
-        return SchemaAndValue(reader[0], reader[1](payload))
+        return SchemaAndValue(reader.schema, reader.decode(payload))
 
 
 class JsonConverter(Converter):

@@ -1,0 +1,99 @@
+"""Values that are already their own JSON form: the converters' fast path.
+
+A change event (a Debezium envelope) is a struct of structs of ints and strings. For such a
+value the generic walk of ``_json_data.encoder`` rebuilds an equal dict, field by field, and
+the JSON encoder then writes it. ``checker(schema)`` compiles a predicate that says, in a few
+C-level passes per struct, whether the walk would hand back the value unchanged:
+
+* a struct value is a plain ``dict`` whose keys are exactly the schema's field names, in
+  schema order (so writing it directly keeps Kafka Connect's field order);
+* each field value has exactly the Python type the walk passes through: ``int`` (not
+  ``bool``) within the field type's range, ``str``, ``bool``, a nested struct passing the
+  same test, or ``None`` where the walk would write null (optional, and no default that
+  ``replace.null.with.default`` would substitute).
+
+Anything else (floats, bytes, logical types, maps, arrays, subclasses, missing or extra or
+reordered keys, out-of-range ints) makes the predicate false and the caller takes the
+generic walk, which either produces the right bytes or raises the right ``DataError``. So the
+predicate may be conservative but never wrong: when it says yes, ``orjson.dumps(value)`` is
+byte-for-byte what the walk plus the stdlib encoder produce (orjson writes ints, strings and
+the literals exactly as ``json`` does with ``ensure_ascii=False``; it differs only in float
+exponents, which is why floats are excluded). Reading uses the same predicate on the parsed
+payload: a value that passes is exactly what ``_json_data.decoder`` would return.
+
+The predicate is generated Python source (as ``dataclasses`` and ``namedtuple`` do), compiled
+once per schema: straight-line code unpacking ``dict.values()`` and testing each field is
+about twice as fast as closures looping over field tables, and this runs for every record.
+Only generated identifiers, ``repr`` of int bounds and type names go into the source; field
+names stay data (a list compared against ``list(value)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from hub.api.schema import Schema, Type
+from hub.converters._json_data import INT_RANGES
+from hub.converters.logical import LOGICAL_NAMES
+
+Check = Callable[[Any], bool]
+_LEAF_TYPES = {Type.BOOLEAN: "bool", Type.STRING: "str"}
+
+
+def checker(schema: Schema, *, replace_null: bool = True) -> Check | None:
+    """A predicate for values of ``schema`` that pass through unchanged, or None when no
+    value of this schema ever does (not a struct, or a transformed type somewhere inside).
+
+    ``replace_null`` as the writer's ``replace.null.with.default``; reading always
+    substitutes defaults, so readers keep the default True.
+    """
+    namespace: dict[str, Any] = {}
+    source: list[str] = []
+    name = _compile(schema, replace_null, namespace, source)
+    if name is None:
+        return None
+    exec(compile("\n".join(source), f"<passthrough {schema.name or 'struct'}>", "exec"), namespace)
+    check: Check = namespace[name]
+    return check
+
+
+def _compile(
+    schema: Schema, replace_null: bool, namespace: dict[str, Any], source: list[str]
+) -> str | None:
+    """Appends ``def check<n>(v)`` for a struct schema (nested structs first); its name."""
+    if schema.type is not Type.STRUCT or schema.name in LOGICAL_NAMES:
+        return None
+    n = len(namespace)
+    names = f"names{n}"
+    namespace[names] = [f.name for f in schema.fields]
+    body = [
+        f"def check{n}(v):",
+        f"    if type(v) is not dict or list(v) != {names}:",
+        "        return False",
+    ]
+    if schema.fields:
+        unpack = ", ".join(f"f{i}" for i in range(len(schema.fields)))
+        body.append(f"    {unpack}, = v.values()")
+    for i, f in enumerate(schema.fields):
+        s, var = f.schema, f"f{i}"
+        if s.name in LOGICAL_NAMES:
+            return None
+        if s.type in INT_RANGES:
+            low, high = INT_RANGES[s.type]
+            test = f"type({var}) is int and {low!r} <= {var} <= {high!r}"
+        elif s.type in _LEAF_TYPES:
+            test = f"type({var}) is {_LEAF_TYPES[s.type]}"
+        elif s.type is Type.STRUCT:
+            inner = _compile(s, replace_null, namespace, source)
+            if inner is None:
+                return None
+            test = f"type({var}) is dict and {inner}({var})"
+        else:
+            return None
+        if s.optional and (s.default is None or not replace_null):
+            test = f"{var} is None or ({test})"
+        body += [f"    if not ({test}):", "        return False"]
+    body.append("    return True")
+    source.append("\n".join(body))
+    return f"check{n}"
