@@ -16,18 +16,21 @@ of a million rows streams through in ``max.batch.size`` slices.
 from __future__ import annotations
 
 import logging
+import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from connectors.postgres_cdc import pgoutput as pg
+from connectors.postgres_cdc._records import make_record
 from connectors.postgres_cdc.events import VERSION, ColumnSpec, TableSchema
 from connectors.postgres_cdc.replication import pg_time_to_unix_us
 from hub.api import SourceRecord
 
 log = logging.getLogger(__name__)
 
+_RELID = struct.Struct(">I")
 RelationSchema = Callable[[pg.Relation], TableSchema | None]
 
 
@@ -70,6 +73,8 @@ class ChangeDecoder:
         self._serial = 0
         self._last_commit_lsn = 0
         self._tx_source: dict[str, Any] = {}
+        self._emit_creates = "c" not in skipped
+        self._skip_upto = 0  # records of the open transaction already emitted before a restart
 
     def reset(self, resume: Position) -> None:
         """After a reconnect: the server resends from the slot, relations first."""
@@ -77,6 +82,12 @@ class ChangeDecoder:
         self.relations.clear()
 
     def handle(self, lsn: int, payload: bytes, out: list[SourceRecord]) -> None:
+        if payload[0] == 73 and self._tx is not None:  # 'I': the hot path, no message object
+            schema = self.relations.get(_RELID.unpack_from(payload, 1)[0])
+            if schema is not None and self._emit_creates:
+                new, _ = pg.read_tuple(payload, 6)  # payload[5] == 'N'
+                self._emit(schema, "c", None, schema.row(new), None, lsn, out)
+            return
         msg = pg.decode(payload)
         if isinstance(msg, pg.Insert | pg.Update | pg.Delete):
             schema = self.relations.get(msg.relid)
@@ -98,6 +109,12 @@ class ChangeDecoder:
 
     def _begin(self, msg: pg.Begin) -> None:
         self.in_tx, self._tx, self._serial = True, msg, 0
+        if msg.final_lsn < self.resume.commit:
+            self._skip_upto = 1 << 62  # the whole transaction
+        elif msg.final_lsn == self.resume.commit:
+            self._skip_upto = self.resume.serial
+        else:
+            self._skip_upto = 0
         us = pg_time_to_unix_us(msg.commit_ts)
         self._tx_source = {
             "version": VERSION, "connector": "postgresql", "name": self.prefix,
@@ -150,20 +167,16 @@ class ChangeDecoder:
     ) -> None:
         tx = self._tx
         assert tx is not None
-        self._serial += 1
-        if tx.final_lsn < self.resume.commit or (
-            tx.final_lsn == self.resume.commit and self._serial <= self.resume.serial
-        ):
+        self._serial = serial = self._serial + 1
+        if serial <= self._skip_upto:
             return  # emitted before a restart or reconnect
         offset = {
-            "lsn_commit": tx.final_lsn, "event_serial_no": self._serial, "lsn": lsn,
+            "lsn_commit": tx.final_lsn, "event_serial_no": serial, "lsn": lsn,
             "txId": tx.xid, "ts_usec": self._tx_source["ts_us"],
         }  # fmt: skip
         if op is None:  # tombstone
-            out.append(SourceRecord(
-                topic=schema.topic, key=key, key_schema=schema.key_schema, value=None,
-                value_schema=None, source_partition=self.partition, source_offset=offset,
-            ))  # fmt: skip
+            out.append(make_record(schema.topic, key, schema.key_schema, None, None,
+                                   self.partition, offset))  # fmt: skip
             return
         source = {
             **self._tx_source, "schema": schema.namespace, "table": schema.table, "lsn": lsn,
@@ -175,11 +188,12 @@ class ChangeDecoder:
             record_key = key if key is not None else schema.key(after or before or {})
             key_schema = schema.key_schema
         now_us = time.time_ns() // 1000
-        out.append(SourceRecord(
-            topic=schema.topic, key=record_key, key_schema=key_schema,
-            value=schema.envelope(op, before, after, source, now_us),
-            value_schema=schema.value_schema, source_partition=self.partition,
-            source_offset=offset,
+        out.append(make_record(
+            schema.topic, record_key, key_schema,
+            {"before": before, "after": after, "source": source, "op": op,
+             "ts_ms": now_us // 1000, "ts_us": now_us, "ts_ns": now_us * 1000,
+             "transaction": None},
+            schema.value_schema, self.partition, offset,
         ))  # fmt: skip
 
 

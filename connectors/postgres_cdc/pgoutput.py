@@ -111,20 +111,21 @@ def _cstring(buf: bytes, pos: int) -> tuple[str, int]:
     return buf[pos:end].decode(), end + 1
 
 
-def _tuple(buf: bytes, pos: int) -> tuple[Tuple, int]:
+def read_tuple(buf: bytes, pos: int) -> tuple[Tuple, int]:
+    """TupleData at ``pos``: its values and the position after it (hot path: every change)."""
     (ncols,) = _I16.unpack_from(buf, pos)
     pos += 2
     out: Tuple = []
-    append = out.append
+    append, unpack_len = out.append, _I32.unpack_from
     for _ in range(ncols):
         kind = buf[pos]
-        pos += 1
         if kind == 116:  # 't' text
-            (length,) = _I32.unpack_from(buf, pos)
-            pos += 4
-            append(buf[pos : pos + length].decode())
-            pos += length
-        elif kind == 110:  # 'n' null
+            (length,) = unpack_len(buf, pos + 1)
+            pos += 5 + length
+            append(buf[pos - length : pos].decode())
+            continue
+        pos += 1
+        if kind == 110:  # 'n' null
             append(None)
         elif kind == 117:  # 'u' unchanged toast
             append(UNCHANGED_TOAST)
@@ -138,7 +139,7 @@ def decode(buf: bytes) -> Message | None:
     kind = buf[0]
     if kind == 73:  # 'I'
         (relid,) = _REL_HEAD.unpack_from(buf, 1)
-        new, _ = _tuple(buf, 6)  # buf[5] == 'N'
+        new, _ = read_tuple(buf, 6)  # buf[5] == 'N'
         return Insert(relid, new)
     if kind == 85:  # 'U'
         (relid,) = _REL_HEAD.unpack_from(buf, 1)
@@ -146,13 +147,13 @@ def decode(buf: bytes) -> Message | None:
         old = None
         marker = buf[pos]
         if marker in (75, 79):  # 'K' / 'O'
-            old, pos = _tuple(buf, pos + 1)
+            old, pos = read_tuple(buf, pos + 1)
             marker = buf[pos]
-        new, _ = _tuple(buf, pos + 1)
+        new, _ = read_tuple(buf, pos + 1)
         return Update(relid, old, old is not None and buf[5] == 75, new)
     if kind == 68:  # 'D'
         (relid,) = _REL_HEAD.unpack_from(buf, 1)
-        old, _ = _tuple(buf, 6)
+        old, _ = read_tuple(buf, 6)
         return Delete(relid, old, buf[5] == 75)
     if kind == 66:  # 'B'
         return Begin(*_BEGIN.unpack_from(buf, 1))

@@ -25,6 +25,7 @@ import psycopg
 from psycopg import sql
 from psycopg.types.string import TextLoader
 
+from connectors.postgres_cdc._records import make_record
 from connectors.postgres_cdc.catalog import Catalog
 from connectors.postgres_cdc.config import PostgresCdcConfig, TableFilter
 from connectors.postgres_cdc.events import VERSION, ColumnSpec, TableSchema
@@ -143,11 +144,10 @@ class SnapshotEmitter:
             "lsn_commit": self._point, "event_serial_no": 0, "lsn": self._point,
             "snapshot": True, "snapshot_completed": last,
         }  # fmt: skip
-        return SourceRecord(
-            topic=schema.topic, key=schema.key(row), key_schema=schema.key_schema,
-            value=schema.envelope("r", None, row, source, now_us),
-            value_schema=schema.value_schema, source_partition=self._partition,
-            source_offset=offset,
+        return make_record(
+            schema.topic, schema.key(row), schema.key_schema,
+            schema.envelope("r", None, row, source, now_us), schema.value_schema,
+            self._partition, offset,
         )  # fmt: skip
 
     def close(self) -> None:

@@ -7,7 +7,7 @@ offset. A snapshot creates the slot with an exported snapshot (see ``snapshot``)
 begins only when the snapshot is read, at the slot's consistent point.
 
 Offsets and the slot: source partition ``{"server": topic.prefix}``; offsets as in
-``_stream``. ``commit_record`` (producer thread) notes the last acknowledged offset;
+``_stream``. ``commit_records`` (producer thread) notes the last acknowledged offset;
 ``commit`` (task thread, after the worker stored offsets) confirms to the server the commit
 LSN of what was acknowledged before the *previous* commit, which the store certainly holds,
 so the slot's ``confirmed_flush_lsn`` never passes the stored offset. After any restart the
@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 
 class PostgresCdcSourceTask(SourceTask):
     """Threads: ``start``/``poll``/``commit`` on the task thread (which owns the connections),
-    ``commit_record`` on the producer's, ``stop`` on any; ``_lock`` keeps ``stop`` from closing
+    ``commit_records`` on the producer's, ``stop`` on any; ``_lock`` keeps ``stop`` from closing
     connections under a running ``poll`` (which returns within ``poll.interval.ms``)."""
 
     def __init__(self, context: SourceTaskContext) -> None:
@@ -61,8 +61,8 @@ class PostgresCdcSourceTask(SourceTask):
         self.ident = f"{config.get('name', 'postgres-cdc')}|{c.topic_prefix}"
         self.partition = {"server": c.topic_prefix}
         self._filter = c.table_filter()
-        self._acked: dict[str, Any] | None = None  # written by the producer thread
-        self._acked_before_last_commit: dict[str, Any] | None = None
+        self._acked: Mapping[str, Any] | None = None  # written by the producer thread
+        self._acked_before_last_commit: Mapping[str, Any] | None = None
         self._confirmed = 0  # highest LSN reported as flushed to the server
         self._wal_end = 0
         self._emitted = Position(0, 0)
@@ -264,8 +264,11 @@ class PostgresCdcSourceTask(SourceTask):
 
     # -- offsets and the slot -------------------------------------------------------------
 
-    def commit_record(self, record: SourceRecord, offset: int | None) -> None:
-        self._acked = dict(record.source_offset)
+    def commit_records(self, records: list[SourceRecord]) -> None:
+        # One call per poll result, in poll order (not commit_record per record, which would
+        # also take the worker off its fast path): the last record's offset covers the rest.
+        if records:
+            self._acked = records[-1].source_offset
 
     def commit(self) -> None:
         safe, self._acked_before_last_commit = self._acked_before_last_commit, self._acked

@@ -3,7 +3,7 @@ PostgreSQL of ``tests/fixtures/postgres.py``.
 
 ``TaskHarness`` plays the worker's part: an in-test ``SourceTaskContext`` whose offset reader
 returns what was "committed", ``poll`` in a loop, and an ``ack`` step that does what the worker
-does once the broker acknowledged records (``commit_record`` per record, store the offsets,
+does once the broker acknowledged records (``commit_records`` per batch, store the offsets,
 then ``commit()``). Waits are conditions with deadlines, never sleeps.
 """
 
@@ -99,12 +99,13 @@ class TaskHarness:
         return self.changes(topic_suffix)
 
     def ack(self, upto: int | None = None) -> None:
-        """As the worker does after the broker acknowledged records: commit_record each, store
-        the last offset, then call ``commit()``."""
+        """As the worker does after the broker acknowledged records: ``commit_records`` with
+        them, store the last offset, then call ``commit()``."""
         end = len(self.records) if upto is None else upto
-        for record in self.records[self.acked : end]:
-            self.task.commit_record(record, 0)
-            self.store.put(record)
+        acked = self.records[self.acked : end]
+        self.task.commit_records(acked)
+        if acked:
+            self.store.put(acked[-1])
         self.acked = max(self.acked, end)
         self.task.commit()
 
