@@ -3,16 +3,47 @@
 Paths are JSON pointers (RFC 6901: ``/data/items``, ``~1`` for ``/``, ``~0`` for ``~``) or,
 for convenience, dotted paths (``data.items``); an empty path is the document itself. List
 indexes work in both forms (``/items/0``, ``items.0``).
+
+Bulk paths (the webhook's): ``loads`` parses with orjson (about 2x the stdlib here) whenever
+that yields exactly what ``json.loads`` would, and ``new_record`` builds a ``SourceRecord``
+without its dataclass ``__init__``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+import orjson
+
+from hub.api import SourceRecord
+
 _MISSING = object()
+
+# Every digit -> "0", "-" stays, all else -> " ": finds runs of digits with two substring
+# searches (C speed) instead of a regex (~30x slower on a 200 kB body).
+_DIGITS = bytes(48 if 48 <= i <= 57 else 45 if i == 45 else 32 for i in range(256))
+
+
+def loads(data: bytes) -> Any:
+    """``json.loads(data)``, through orjson whenever its result is the same.
+
+    orjson silently reads an integer outside the 64-bit range as a float (a 128-bit id would
+    lose digits) and refuses what the stdlib accepts (NaN, escaped lone surrogates, a BOM). So
+    a body with a 20-digit run, or ``-`` and 19 digits (false positives such as long digit
+    strings only cost speed), and any body orjson refuses, go to ``json.loads``, which also
+    words the error as before.
+    """
+    marked = data.translate(_DIGITS)
+    if b"00000000000000000000" not in marked and b"-0000000000000000000" not in marked:
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(data)
 
 
 def split_path(path: str | None) -> tuple[str, ...]:
@@ -44,11 +75,11 @@ def ndjson_lines(body: bytes) -> list[bytes]:
 
 
 def parse_ndjson_lines(lines: list[bytes]) -> list[Any]:
-    """Parses NDJSON lines with one C-level ``json.loads`` of ``[l1,l2,...]`` (about 3x faster
+    """Parses NDJSON lines with one C-level ``loads`` of ``[l1,l2,...]`` (about 3x faster
     than a call per line); the count check keeps it strict (a line ``1,2`` is not two
     records), and any failure re-parses line by line to name the bad line."""
     try:
-        values = json.loads(b"[" + b",".join(lines) + b"]")
+        values = loads(b"[" + b",".join(lines) + b"]")
         if len(values) == len(lines):
             return values  # type: ignore[no-any-return]
     except ValueError:
@@ -105,3 +136,72 @@ def to_epoch_ms(value: Any) -> int | None:
 def key_of(record: Any, parts: tuple[str, ...]) -> Any:
     """The key field's value; dicts and lists are kept as data for the key converter."""
     return resolve(record, parts) if parts else None
+
+
+def _slot_setters() -> tuple[Any, ...] | None:
+    """``SourceRecord``'s slot descriptors' ``__set__``, in ``_FIELDS`` order; None if the
+    dataclass no longer looks as expected (then ``new_record`` uses the constructor)."""
+    names = tuple(f.name for f in dataclasses.fields(SourceRecord))
+    if set(names) != set(_FIELDS) or hasattr(SourceRecord, "__post_init__"):
+        return None
+    setters = tuple(getattr(getattr(SourceRecord, n, None), "__set__", None) for n in _FIELDS)
+    return None if None in setters else setters
+
+
+_FIELDS = (
+    "topic", "partition", "key", "value", "key_schema", "value_schema", "timestamp",
+    "headers", "source_partition", "source_offset",
+)  # fmt: skip
+_SETTERS = _slot_setters()
+_NO_HEADERS: tuple[Any, ...] = ()
+_NO_SOURCE: dict[str, Any] = {}  # shared, never mutated: records are read-only
+
+
+def new_record(topic: str, key: Any, value: Any, timestamp: int | None) -> SourceRecord:
+    """``SourceRecord(topic=, key=, value=, timestamp=)`` without source partition or offset.
+
+    The frozen dataclass's ``__init__`` goes through ``object.__setattr__`` per field (~4 µs
+    on a slow core); filling the slots through their descriptors costs about a third, and the
+    record is equal to a constructed one (a test checks)."""
+    s = _SETTERS
+    if s is None:
+        return SourceRecord(topic=topic, key=key, value=value, timestamp=timestamp)
+    record = object.__new__(SourceRecord)
+    s[0](record, topic)
+    s[1](record, None)
+    s[2](record, key)
+    s[3](record, value)
+    s[4](record, None)
+    s[5](record, None)
+    s[6](record, timestamp)
+    s[7](record, _NO_HEADERS)
+    s[8](record, _NO_SOURCE)
+    s[9](record, _NO_SOURCE)
+    return record
+
+
+def new_records(topic: str, values: list[Any]) -> list[SourceRecord]:
+    """``new_record(topic, None, v, None)`` for each value: the webhook's common case, with
+    everything the loop touches in local names."""
+    s = _SETTERS
+    if s is None:
+        return [SourceRecord(topic=topic, value=v) for v in values]
+    set_topic, set_partition, set_key, set_value, set_kschema = s[:5]
+    set_vschema, set_ts, set_headers, set_spart, set_soff = s[5:]
+    new, headers, source = object.__new__, _NO_HEADERS, _NO_SOURCE
+    out: list[SourceRecord] = []
+    append = out.append
+    for value in values:
+        record = new(SourceRecord)
+        set_topic(record, topic)
+        set_partition(record, None)
+        set_key(record, None)
+        set_value(record, value)
+        set_kschema(record, None)
+        set_vschema(record, None)
+        set_ts(record, None)
+        set_headers(record, headers)
+        set_spart(record, source)
+        set_soff(record, source)
+        append(record)
+    return out

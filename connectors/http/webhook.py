@@ -3,11 +3,15 @@
 Flow: the REST layer (``hub/rest/ingest.py`` via ``hub/runtime/ingest.py``) calls ``ingest``
 on its own thread with the raw body and headers. ``ingest`` checks auth, parses, queues the
 records as one batch and *blocks* until every record of the batch was acknowledged by the
-broker. The worker thread takes queued records from ``poll()`` and produces them through the
-connector's transforms and converters with the worker's idempotent acks=all producer, like
-any source; ``commit_record`` (called per acknowledged record, or for a record a transform
-dropped) counts the batch down. Only then does the request get its 2xx, so a sender that
-retries every non-2xx never loses a record (it may send one twice: at-least-once).
+broker. The worker thread takes queued requests from ``poll()`` (whole requests only: one poll
+result holds the records of one or more requests, never part of one) and produces them
+through the connector's transforms and converters with the worker's idempotent acks=all
+producer, like any source. ``commit_records`` (called once per poll result, in poll order,
+after every record of it was acknowledged, dropped by a transform or skipped under
+``errors.tolerance=all``) releases the requests of that result. Only then does a request get
+its 2xx, so a sender that retries every non-2xx never loses a record (it may send one twice:
+at-least-once). A failed delivery never reaches ``commit_records``: the task fails, ``stop``
+answers every waiting request 503.
 
 Answers (status, reason): 200 all acknowledged; 400 malformed body; 401 bad token/signature;
 413 too many records (the byte limit is enforced by the REST layer before reading); 429 too
@@ -32,7 +36,10 @@ from typing import Any
 
 from connectors.http._records import (
     key_of,
+    loads,
     ndjson_lines,
+    new_record,
+    new_records,
     parse_ndjson_lines,
     split_path,
     to_epoch_ms,
@@ -49,10 +56,11 @@ _NDJSON_TYPES = ("ndjson", "jsonl", "json-lines", "jsonlines", "json-seq")
 
 
 class _Batch:
-    __slots__ = ("done", "failed", "remaining")
+    """One request's records: ``done`` once they are safe (or the task stopped: ``failed``)."""
 
-    def __init__(self, count: int) -> None:
-        self.remaining = count
+    __slots__ = ("done", "failed")
+
+    def __init__(self) -> None:
         self.done = threading.Event()
         self.failed: str | None = None
 
@@ -78,7 +86,8 @@ class WebhookSourceTask(SourceTask):
         self._queue: deque[tuple[list[SourceRecord], _Batch]] = deque()
         self._queued = 0
         self._inflight = 0
-        self._owners: dict[int, tuple[SourceRecord, _Batch]] = {}  # ref keeps id unique
+        # id(poll result) -> (that list, its requests); holding the list keeps its id unique
+        self._polled: dict[int, tuple[list[SourceRecord], list[_Batch]]] = {}
         self._stopping = False
         self.config = c  # last: hub.runtime.ingest treats a task with a config as started
         log.info("[%s] accepting POST /ingest/%s -> %s", self.name, self.name, c.topic)
@@ -99,15 +108,13 @@ class WebhookSourceTask(SourceTask):
         if not values:
             return 200, {"accepted": 0}, {}
         records = self._records(values, texts)
-        batch = _Batch(len(records))
+        batch = _Batch()
         with self._cond:
             if self._stopping:
                 return _error(503, "connector is stopping", 5)
             if self._inflight + len(records) > MAX_INFLIGHT:
                 return _error(429, "too many records waiting for the broker", 1)
             self._inflight += len(records)
-            for r in records:
-                self._owners[id(r)] = (r, batch)
             self._queue.append((records, batch))
             self._queued += len(records)
             self._cond.notify_all()
@@ -139,7 +146,7 @@ class WebhookSourceTask(SourceTask):
         if any(t in content_type.lower() for t in _NDJSON_TYPES):
             return self._ndjson(body)
         try:
-            doc = json.loads(body)
+            doc = loads(body)
         except json.JSONDecodeError as exc:
             if exc.msg == "Extra data":  # several documents: NDJSON sent without its type
                 return self._ndjson(body)
@@ -161,16 +168,18 @@ class WebhookSourceTask(SourceTask):
             raise ValueError(f"not UTF-8: {exc}") from None
 
     def _records(self, values: list[Any], texts: list[Any] | None) -> list[SourceRecord]:
-        now_ms = int(time.time() * 1000)
+        """Without ``timestamp.field`` the timestamp stays None: the producer stamps the
+        record when the worker produces it (milliseconds after receipt), and the worker keeps
+        its fast path, which it takes only for records without a partition or timestamp."""
         topic, kp, tp = self.config.topic, self._key_path, self._ts_path
         if not kp and not tp:  # the common case, kept lean: it runs for every record
-            return [SourceRecord(topic=topic, value=v, timestamp=now_ms) for v in (texts or values)]
+            return new_records(topic, values if texts is None else texts)
+        now_ms = int(time.time() * 1000)
         out = []
         for i, v in enumerate(values):
-            ts = to_epoch_ms(key_of(v, tp)) if tp else None
+            ts = (to_epoch_ms(key_of(v, tp)) or now_ms) if tp else None
             key = key_of(v, kp) if kp else None
-            value = texts[i] if texts is not None else v
-            out.append(SourceRecord(topic=topic, key=key, value=value, timestamp=ts or now_ms))
+            out.append(new_record(topic, key, texts[i] if texts is not None else v, ts))
         return out
 
     # -- the worker side (task thread, producer callback thread) -------------------------------
@@ -178,33 +187,38 @@ class WebhookSourceTask(SourceTask):
         with self._cond:
             if not self._queue and not self._stopping:
                 self._cond.wait(0.5)
+            if not self._queue:
+                return None
             out: list[SourceRecord] = []
+            batches = []
             while self._queue and len(out) < MAX_POLL_RECORDS:
-                records, _ = self._queue.popleft()
-                out.extend(records)
+                records, batch = self._queue.popleft()
+                out += records
+                batches.append(batch)
             self._queued -= len(out)
-        return out or None
+            self._polled[id(out)] = (out, batches)
+        return out
 
-    def commit_record(self, record: SourceRecord, offset: int | None) -> None:
+    def commit_records(self, records: list[SourceRecord]) -> None:
+        """Every record of the poll result ``records`` is safe: its requests may answer 2xx."""
         with self._cond:
-            owned = self._owners.pop(id(record), None)
-            if owned is None:
+            polled = self._polled.pop(id(records), None)
+            if polled is None or polled[0] is not records:
                 return
-            batch = owned[1]
-            self._inflight -= 1
-            batch.remaining -= 1
-            if batch.remaining == 0:
-                batch.done.set()
+            self._inflight -= len(records)
+        for batch in polled[1]:
+            batch.done.set()
 
     def stop(self) -> None:
         """Fails every waiting request (503): unacknowledged records may or may not land."""
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
-            batches = {id(b): b for _, b in self._owners.values()}
-            self._owners.clear()
+            batches = [b for _, b in self._queue]
+            batches += [b for _, polled in self._polled.values() for b in polled]
+            self._polled.clear()
             self._queue.clear()
-        for batch in batches.values():
+        for batch in batches:
             batch.failed = "connector stopped before the broker acknowledged every record"
             batch.done.set()
         log.info("[%s] stopped", getattr(self, "name", "http-webhook"))

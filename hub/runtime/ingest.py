@@ -3,10 +3,10 @@
 Why no new plumbing: a webhook connector's task is an ordinary ``SourceTask`` run by
 ``WorkerSourceTask``. Records it receives are queued inside the task and returned by its
 ``poll()``, so they go through the same transforms, converters, idempotent acks=all producer,
-error handling and dead-letter queue as every source; the task learns of each acknowledgement
-through ``SourceTask.commit_record`` and only then answers the request. The runtime's one job
-is to route a request to that task object, which this module does through the worker's public
-accessors (``task_ids``, ``task``) without changing the worker.
+error handling and dead-letter queue as every source; the task learns that a poll result was
+wholly acknowledged through ``SourceTask.commit_records`` and only then answers its requests.
+The runtime's one job is to route a request to that task object, which this module does
+through the worker's public accessors (``task_ids``, ``task``) without changing the worker.
 
 An *ingest target* is any running source task object with (duck-typed, so ``hub.api`` needs no
 new class and connectors import nothing from the runtime):

@@ -47,10 +47,10 @@ class Herder:
 
 
 def acking(task: WebhookSourceTask, stop: threading.Event) -> None:
-    """The worker's part: poll, then acknowledge every record."""
+    """The worker's part: poll, then report the whole poll result safe."""
     while not stop.is_set():
-        for i, r in enumerate(task.poll() or []):
-            task.commit_record(r, i)
+        if records := task.poll():
+            task.commit_records(records)
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
 """WebhookSourceTask driven directly: an in-test SourceTaskContext, the test thread playing the
-worker (``poll`` then ``commit_record`` as the producer would on acknowledgement)."""
+worker (``poll`` then ``commit_records`` with the polled list, as the worker does once the
+broker acknowledged all of it)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 from connectors.http import webhook
 from connectors.http.webhook import WebhookSourceTask
+from hub.api import SourceRecord
 from tests.connectors.http.support import Context
 from tests.fixtures.broker import wait_until
 
@@ -42,17 +44,17 @@ class Request:
 
 def ingest_and_ack(task: WebhookSourceTask, body: bytes, **headers: str) -> tuple[Any, list]:
     request = Request(task, body, headers)
-    records: list = []
+    polled: list = []
     if request.thread.is_alive():
         wait_until(lambda: task._queued or not request.thread.is_alive(), 5, "the batch")
     while batch := task.poll():
-        records += batch
+        polled.append(batch)
         assert request.thread.is_alive(), "answered before the broker acknowledged"
         if task._queued == 0:
             break
-    for i, r in enumerate(records):
-        task.commit_record(r, i)
-    return request.result(), records
+    for batch in polled:
+        task.commit_records(batch)
+    return request.result(), [r for batch in polled for r in batch]
 
 
 @pytest.mark.parametrize(
@@ -114,8 +116,7 @@ def test_backpressure_is_429_with_retry_after(monkeypatch: pytest.MonkeyPatch) -
     wait_until(lambda: task._queued == 2, 5, "the first batch")
     status, _, headers = task.ingest(b"[3, 4]", {})
     assert status == 429 and headers["Retry-After"]
-    for i, r in enumerate(task.poll() or []):
-        task.commit_record(r, i)
+    task.commit_records(task.poll() or [])
     assert waiting.result()[0] == 200
 
 
@@ -143,3 +144,63 @@ def test_text_value_format_keeps_each_records_json_text() -> None:
     answer, records = ingest_and_ack(task, b'[{"id": 3}]')
     assert [r.value for r in records] == ['{"id": 3}']
     assert task.ingest(b'{"id": 1}\n1, 2\n', {"content-type": "application/x-ndjson"})[0] == 400
+
+
+def test_each_request_is_answered_when_its_own_poll_result_is_safe() -> None:
+    task = started()
+    first = Request(task, b"[1, 2]", {})
+    wait_until(lambda: task._queued == 2, 5, "the first request")
+    first_poll = task.poll()
+    second, third = Request(task, b"[3]", {}), Request(task, b"[4, 5]", {})
+    wait_until(lambda: task._queued == 3, 5, "two more requests")
+    both = task.poll()  # one poll result holding two whole requests
+    assert [r.value for r in both or []] == [3, 4, 5]
+    task.commit_records([*both])  # an equal list that poll did not return: nothing happens
+    task.commit_records(both)
+    assert second.result()[0] == 200 and third.result() == (200, {"accepted": 2}, {})
+    assert first.thread.is_alive(), "answered before its own records were safe"
+    task.commit_records(first_poll)
+    assert first.result()[0] == 200
+    assert task._inflight == 0 and not task._polled
+
+
+def test_stop_fails_polled_but_unacknowledged_requests_with_503() -> None:
+    task = started()
+    waiting = Request(task, b"[1, 2]", {})
+    wait_until(lambda: task._queued == 2, 5, "the batch")
+    polled = task.poll()
+    task.stop()
+    status, payload, _ = waiting.result()
+    assert status == 503 and "stopped" in payload["message"]
+    task.commit_records(polled)  # a late acknowledgement after stop changes nothing
+    assert task.poll() is None
+
+
+def test_records_have_no_timestamp_unless_a_field_gives_one() -> None:
+    answer, records = ingest_and_ack(started(), b'{"a": 1}')
+    assert answer[0] == 200 and records[0].timestamp is None  # the producer stamps it
+    task = started(**{"timestamp.field": "t"})
+    _, records = ingest_and_ack(task, b'[{"t": 1767225600}, {"t": "2026-01-01T00:00:01Z"}, {}]')
+    assert [r.timestamp for r in records[:2]] == [1767225600000, 1767225601000]
+    assert records[2].timestamp and records[2].timestamp > 1_700_000_000_000  # receipt time
+
+
+def test_records_equal_constructed_ones() -> None:
+    _, records = ingest_and_ack(started(), b'{"a": 1}\n{"a": 2}\n')
+    assert records == [SourceRecord(topic="events", value={"a": a}) for a in (1, 2)]
+    _, records = ingest_and_ack(started(**{"key.field": "a"}), b'{"a": 1}')
+    assert records == [SourceRecord(topic="events", key=1, value={"a": 1})]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"id": 340282366920938463463374607431768211455}\n{"id": -9223372036854775809}\n',
+        b'{"n": NaN}\n{"s": "\\ud800"}\n',  # accepted by the stdlib, refused by orjson
+        b'{"id": 18446744073709551615, "big": 1e300, "s": "caf\xc3\xa9 \\u00e9"}\n',
+    ],
+)
+def test_parsing_matches_the_stdlib_exactly(body: bytes) -> None:
+    _, records = ingest_and_ack(started(), body, **{"Content-Type": "application/x-ndjson"})
+    expected = [json.loads(line) for line in body.splitlines()]
+    assert repr([r.value for r in records]) == repr(expected)  # repr: NaN != NaN
