@@ -117,7 +117,7 @@ class WebhookSourceTask(SourceTask):
             self._inflight += len(records)
             self._queue.append((records, batch))
             self._queued += len(records)
-            self._cond.notify_all()
+            self._cond.notify()  # the one waiter: poll() on the task thread
         if not batch.done.wait(self.config.ack_timeout_ms / 1000):
             return _error(503, "the broker did not acknowledge the records in time", 5)
         if batch.failed:
@@ -159,7 +159,9 @@ class WebhookSourceTask(SourceTask):
 
     def _ndjson(self, body: bytes) -> tuple[list[Any], list[Any] | None]:
         lines = ndjson_lines(body)
-        values = parse_ndjson_lines(lines)
+        # Text records only validate the parsed values, unless a key or timestamp comes from them.
+        exact = not self._text or bool(self._key_path or self._ts_path)
+        values = parse_ndjson_lines(lines, exact)
         if not self._text:
             return values, None
         try:

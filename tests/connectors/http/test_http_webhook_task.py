@@ -204,3 +204,11 @@ def test_parsing_matches_the_stdlib_exactly(body: bytes) -> None:
     _, records = ingest_and_ack(started(), body, **{"Content-Type": "application/x-ndjson"})
     expected = [json.loads(line) for line in body.splitlines()]
     assert repr([r.value for r in records]) == repr(expected)  # repr: NaN != NaN
+
+
+def test_text_records_are_the_lines_verbatim_whatever_the_numbers() -> None:
+    task = started(**{"webhook.value.format": "text"})
+    lines = [b'{"id": 340282366920938463463374607431768211455}', b'{"n": NaN}', b"[1,2]"]
+    body = b"\n".join(lines) + b"\n"
+    _, records = ingest_and_ack(task, body, **{"Content-Type": "application/x-ndjson"})
+    assert [r.value for r in records] == [line.decode() for line in lines]
