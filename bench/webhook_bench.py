@@ -8,15 +8,21 @@ Rows (records/s and request latency p50/p99, nearest-rank):
 - ``web server only``: the same FastAPI app and uvicorn server (``hub.rest``'s ``create_app`` +
   ``RestServer``) in its own process, with a stand-in webhook task that parses the body into
   records exactly as ``http-webhook`` does and answers 200 at once: HTTP + parsing, no broker.
-- ``http-webhook, ...``: a real ``python -m sluice up`` (broker + worker + REST in one process)
-  with an ``http-webhook`` connector; every 200 means every record was acknowledged by the
+- ``http-webhook, ...``: a real ``python -m sluice up`` (broker, worker and REST API; its
+  server CPU counts the broker too, whether a thread or a child process) with an
+  ``http-webhook`` connector; every 200 means every record was acknowledged by the
   broker (acks=all), so this is the durable ingest rate. Two rows: records as parsed JSON
   through the JsonConverter (the default), and ``webhook.value.format=text`` with the
   StringConverter (each line's text is produced as is, after validation).
 
 Clients are threads with keep-alive ``http.client`` connections in this process (cheap per
 request, so the client is not the bottleneck it would be with a heavier library). The table
-ends with the machine's limits: every figure shares those cores with the client.
+ends with the machine's limits: every figure shares those cores with the client. After each
+hub row the topic's size is read from the broker: it must hold at least every record that was
+answered 200, or the bench fails.
+
+``--profile DIR`` samples the hub with ``py-spy record --gil`` during each hub row (only the
+thread holding the GIL: where the one interpreter's time goes) and prints the hot spots.
 Target (issue 9): >= 50,000 records/s.
 """
 
@@ -26,6 +32,7 @@ import argparse
 import http.client
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -72,19 +79,71 @@ def make_body(start: int) -> bytes:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process (all its threads) so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU seconds so far of a process (all its threads) and its live
+    descendants: ``sluice up`` may run the broker as a child process."""
+    total = 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        for tasks in Path(f"/proc/{pid}/task").glob("*/children"):
+            total += sum(cpu_seconds(int(child)) for child in tasks.read_text().split())
+    except (FileNotFoundError, ProcessLookupError):
+        pass  # a child that just ended
+    return total
 
 
 Result = tuple[float, list[float], int, float]
 
 
 def measure(pid: int, port: int, path: str, requests: int, clients: int) -> Result:
-    """``drive`` plus the server process's CPU seconds over the run."""
+    """``drive`` plus the server's CPU seconds (with its child processes) over the run."""
     before = cpu_seconds(pid)
     seconds, latencies, records = drive(port, path, requests, clients)
     return seconds, latencies, records, cpu_seconds(pid) - before
+
+
+def topic_size(bootstrap: str, topic: str) -> int:
+    """Records in ``topic`` (sum of high minus low watermarks over its partitions)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "webhook-bench"})
+    try:
+        partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+        total = 0
+        for p in partitions:
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+            total += high - low
+        return total
+    finally:
+        consumer.close()
+
+
+def profiled(pid: int, out_dir: Path | None, name: str, run: Any) -> Any:
+    """``run()``, sampled with ``py-spy record --gil`` when ``out_dir`` is set."""
+    if out_dir is None:
+        return run()
+    from bench._profile import hot_spots, py_spy_path, top_inclusive
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / f"{name}.txt"
+    cmd = [py_spy_path() or "py-spy", "record", "--pid", str(pid), "--rate", "250", "--gil"]
+    spy = subprocess.Popen(
+        [*cmd, "--nonblocking", "--threads", "--format", "raw", "--output", str(out)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        return run()
+    finally:
+        spy.send_signal(signal.SIGINT)
+        spy.wait(30)
+        if out.exists():
+            spots, samples = hot_spots(out, top=25)
+            progress(f"  profile {out} ({samples} samples holding the GIL), self / inclusive %:")
+            for spot in spots:
+                progress(f"    {spot.self_pct:5.1f} {spot.total_pct:5.1f}  {spot.where}")
+            for prefix in ("hub/", "connectors/", "starlette/", "uvicorn/", "fastapi/"):
+                for spot in top_inclusive(out, prefix, top=8):
+                    progress(f"    {spot.self_pct:5.1f} {spot.total_pct:5.1f}  {spot.where}")
 
 
 def drive(port: int, path: str, requests: int, clients: int) -> tuple[float, list[float], int]:
@@ -199,6 +258,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--profile", type=Path, help="py-spy --gil stacks of the hub, here")
     parser.add_argument("--serve-baseline", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_baseline:
@@ -233,11 +293,19 @@ def main() -> None:
                 assert status == 201, body
                 path = f"/ingest/{name}"
                 _wait_for(lambda p=path: _post_ok(hub.rest_port, p), 30)
-                drive(hub.rest_port, path, 20, args.clients)  # warm-up
+                _, _, acked = drive(hub.rest_port, path, 20, args.clients)  # warm-up
                 assert hub.proc is not None
-                result = measure(hub.proc.pid, hub.rest_port, path, args.requests, args.clients)
+                pid = hub.proc.pid
+                result = profiled(
+                    pid, args.profile, name,
+                    lambda p=path, i=pid: measure(i, hub.rest_port, p, args.requests, args.clients),
+                )  # fmt: skip
                 rows.append(row(label, result))
                 hub.request("PUT", f"/connectors/{name}/pause")
+                stored, acked = topic_size(hub.bootstrap, name), acked + result[2]
+                if stored < acked:
+                    raise SystemExit(f"{name}: {acked} records answered 200, {stored} in the topic")
+                progress(f"  topic {name} holds {stored:,} records; {acked:,} were answered 200")
         finally:
             hub.stop()
         summary = machine_summary(tmp)
