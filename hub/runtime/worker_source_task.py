@@ -26,6 +26,7 @@ from confluent_kafka import KafkaError
 
 from hub.api import ConnectError, RetriableError, SourceRecord, SourceTask
 from hub.converters.headers import SimpleHeaderConverter, StringHeaderConverter
+from hub.converters.string import StringConverter
 from hub.runtime.error_handling import ErrorHandlingConfig, RetryWithToleranceOperator
 from hub.runtime.plugin_setup import (
     IdentityChain,
@@ -172,6 +173,8 @@ class WorkerSourceTask(WorkerTask):
         assert conv is not None
         key_from, value_from = conv.key.from_connect, conv.value.from_connect
         headers_of = self._headers
+        key_encoding = conv.key.encoding if type(conv.key) is StringConverter else None
+        value_encoding = conv.value.encoding if type(conv.value) is StringConverter else None
         produce, on_delivery = self.services.producer.produce, batch.on_delivery
         offsets, key_of, seen = batch.offsets, self.submitted.key, self._topics_seen
         last_partition: Any = None
@@ -179,8 +182,17 @@ class WorkerSourceTask(WorkerTask):
         for record in records:
             topic = record.topic
             try:
-                key = key_from(topic, record.key_schema, record.key)
-                value = value_from(topic, record.value_schema, record.value)
+                # StringConverter inlined for the common cases (None, str); else the converter.
+                key = record.key
+                if key_encoding is None or (key is not None and type(key) is not str):
+                    key = key_from(topic, record.key_schema, key)
+                elif key is not None:
+                    key = key.encode(key_encoding)
+                value = record.value
+                if value_encoding is None or (value is not None and type(value) is not str):
+                    value = value_from(topic, record.value_schema, value)
+                elif value is not None:
+                    value = value.encode(value_encoding)
                 headers = headers_of(record) if record.headers else None
             except Exception:
                 self._send(record, batch)
