@@ -125,6 +125,8 @@ class TableSchema:
                 schema = types.optional(schema)
             fields.append(Field(col.name, schema))
             self._converters.append((col.name, None if convert is str else convert, schema.type))
+        self._names = [col.name for col in self.columns]
+        self._converted = [(name, conv) for name, conv, _ in self._converters if conv is not None]
         self.has_primary_key = any(c.is_key for c in self.columns)
         key_idx = [i for i, c in enumerate(self.columns) if c.is_key]
         self._key_names = [self.columns[i].name for i in (key_idx or range(len(self.columns)))]
@@ -151,15 +153,18 @@ class TableSchema:
     def row(self, values: Sequence[Any]) -> dict[str, Any]:
         """Text values (as pgoutput or the snapshot deliver them) -> a row dict.
 
-        Hot path (every change): identity conversions are skipped, and the unchanged-TOAST
-        check is one C-level ``in`` over the values.
+        Hot path (every change): the dict is built in C from names and texts, then only the
+        columns whose text needs converting are visited; the unchanged-TOAST check is one
+        C-level ``in`` over the values.
         """
         if UNCHANGED_TOAST in values:
             return self._row_with_toast(values)
-        return {
-            name: text if convert is None or text is None else convert(text)
-            for (name, convert, _), text in zip(self._converters, values, strict=False)
-        }
+        row = dict(zip(self._names, values, strict=False))
+        for name, convert in self._converted:
+            text = row.get(name)
+            if text is not None:
+                row[name] = convert(text)
+        return row
 
     def _row_with_toast(self, values: Sequence[Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}

@@ -50,6 +50,11 @@ def pg_time_to_unix_us(pg_us: int) -> int:
     return pg_us + _PG_EPOCH_US
 
 
+XLOG_PAYLOAD = 25  # the pgoutput message starts here in a ``w`` message
+xlog_start = struct.Struct(">Q").unpack_from
+"""``xlog_start(buf, 1)[0]``: the start LSN of a ``w`` message."""
+
+
 @dataclass(frozen=True, slots=True)
 class XLogData:
     lsn: int
@@ -61,6 +66,11 @@ class XLogData:
 class Keepalive:
     wal_end: int
     reply: bool
+
+
+def keepalive(buf: bytes) -> Keepalive:
+    wal_end, _, reply = _KEEPALIVE.unpack_from(buf, 1)
+    return Keepalive(wal_end, bool(reply))
 
 
 class ReplicationConnection:
@@ -114,6 +124,20 @@ class ReplicationConnection:
 
     def read(self, timeout: float) -> XLogData | Keepalive | None:
         """The next message, waiting at most ``timeout`` seconds; None when none came."""
+        buf = self.read_raw(timeout)
+        if buf is None:
+            return None
+        if buf[0] == 119:  # 'w'
+            start, wal_end, _ = _XLOG_HEAD.unpack_from(buf, 1)
+            return XLogData(start, wal_end, buf[XLOG_PAYLOAD:])
+        if buf[0] == 107:  # 'k'
+            return keepalive(buf)
+        return None
+
+    def read_raw(self, timeout: float) -> bytes | None:
+        """The next CopyData message as bytes (``w`` or ``k`` first), waiting at most
+        ``timeout`` seconds; None when none came. The task's hot loop uses this and
+        ``xlog_start``/``keepalive`` instead of ``read``: no message object per change."""
         pgconn = self.conn.pgconn
         nbytes, data = pgconn.get_copy_data(1)
         if nbytes == 0:
@@ -127,14 +151,7 @@ class ReplicationConnection:
         if nbytes < 0:
             message = pgconn.error_message.decode(errors="replace").strip()
             raise RetriableError(f"replication stream ended: {message or 'server closed it'}")
-        buf = bytes(data)
-        if buf[0] == 119:  # 'w'
-            start, wal_end, _ = _XLOG_HEAD.unpack_from(buf, 1)
-            return XLogData(start, wal_end, buf[25:])
-        if buf[0] == 107:  # 'k'
-            wal_end, _, reply = _KEEPALIVE.unpack_from(buf, 1)
-            return Keepalive(wal_end, bool(reply))
-        return None
+        return bytes(data)
 
     def send_status(self, flushed: int, received: int, reply: bool = False) -> None:
         """Standby status update: ``flushed`` becomes the slot's confirmed_flush_lsn.

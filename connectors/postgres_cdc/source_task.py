@@ -35,7 +35,13 @@ from connectors.postgres_cdc.catalog import Catalog
 from connectors.postgres_cdc.config import PostgresCdcConfig
 from connectors.postgres_cdc.events import ColumnSpec, TableSchema, heartbeat_record  # fmt: skip
 from connectors.postgres_cdc.pgoutput import Relation
-from connectors.postgres_cdc.replication import Keepalive, ReplicationConnection, lsn_to_str
+from connectors.postgres_cdc.replication import (
+    XLOG_PAYLOAD,
+    ReplicationConnection,
+    keepalive,
+    lsn_to_str,
+    xlog_start,
+)
 from connectors.postgres_cdc.snapshot import SnapshotEmitter, SnapshotReader
 from hub.api import ConnectError, RetriableError, SourceRecord, SourceTask, SourceTaskContext
 
@@ -202,20 +208,21 @@ class PostgresCdcSourceTask(SourceTask):
         limit, wait = self.config.max_batch_size, self.config.poll_interval_ms / 1000
         decoder = self.decoder
         deadline = time.monotonic() + wait
+        read, handle = repl.read_raw, decoder.handle
         while len(out) < limit:
-            timeout = 0.0 if out else max(0.0, deadline - time.monotonic())
-            msg = repl.read(timeout)
-            if msg is None:
+            buf = read(0.0 if out else max(0.0, deadline - time.monotonic()))
+            if buf is None:
                 if out or time.monotonic() >= deadline or self._stopping.is_set():
                     break
                 continue
-            if isinstance(msg, Keepalive):
+            if buf[0] == 119:  # 'w' XLogData: one pgoutput message
+                handle(xlog_start(buf, 1)[0], buf[XLOG_PAYLOAD:], out)
+            elif buf[0] == 107:  # 'k' keepalive
+                msg = keepalive(buf)
                 if not decoder.in_tx:
                     self._wal_end = max(self._wal_end, msg.wal_end)
                 if msg.reply:
                     repl.send_status(self._confirmed, self._wal_end)
-                continue
-            decoder.handle(msg.lsn, msg.payload, out)
         if out:
             self._emitted = Position(out[-1].source_offset["lsn_commit"],
                                      out[-1].source_offset["event_serial_no"])  # fmt: skip
