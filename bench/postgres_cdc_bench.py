@@ -17,7 +17,15 @@ Phases (rows are inserted in transactions of 1,000 rows, ids tell which transact
 - ``full speed``: ``--rows`` rows committed as fast as PostgreSQL takes them; events/s = rows /
   (last record readable - first commit). Latency here includes the backlog's queueing.
 - ``task only``: the same rows decoded by ``PostgresCdcSourceTask.poll()`` alone from a second
-  slot (no hub): the connector's own ceiling, to separate its cost from the hub's.
+  slot (no hub): the connector's own ceiling, to separate its cost from the hub's; the same
+  pass also runs every polled record through the key and value JSON converters
+  (``schemas.enable=true``), timed apart, which gives "connector + converters (no broker)":
+  the ceiling of the source side before the producer and the broker. Both by wall time and
+  per CPU-second of the polling thread (the latter does not move with the machine's load).
+
+CPU is read from /proc per phase: the hub process (worker, REST API; with ``sluice up``'s
+broker on a thread, the broker too), its child processes (the broker, when ``sluice up`` runs it
+as a child), PostgreSQL, and the rest of the machine (other users of a shared machine).
 
 Targets (issue 5): >= 20k events/s at full speed; p99 < 500 ms at 5k rows/s.
 """
@@ -48,6 +56,7 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from connectors.postgres_cdc.source_task import PostgresCdcSourceTask  # noqa: E402
+from hub.converters.json import JsonConverter  # noqa: E402
 from tests.fixtures.hub import HubProcess  # noqa: E402
 from tests.fixtures.postgres import start_local  # noqa: E402
 
@@ -140,21 +149,30 @@ def postgres_pids(data_dir: Path) -> list[int]:
 
 
 class CpuShares:
-    """Average cores used by the hub, by PostgreSQL and by everything else over a phase."""
+    """Average cores used by the hub, its broker child, PostgreSQL and everything else over a
+    phase (the hub's children are read live: a running child's CPU is not in the hub's
+    cutime)."""
 
     def __init__(self, hub_pid: int, pg_dir: Path) -> None:
         self.hub_pid, self.pg_dir = hub_pid, pg_dir
         self.t0 = time.monotonic()
+        self.load0 = os.getloadavg()[0]
         self.hub0, self.pg0 = cpu_s([hub_pid]), cpu_s(postgres_pids(pg_dir))
+        self.kids0 = cpu_s(_proc_children(hub_pid))
         self.meter = CpuMeter()
+        self.hub_cores = 0.0
 
     def summary(self) -> str:
         wall = time.monotonic() - self.t0
         hub = (cpu_s([self.hub_pid]) - self.hub0) / wall
+        kids = (cpu_s(_proc_children(self.hub_pid)) - self.kids0) / wall
         pg = (cpu_s(postgres_pids(self.pg_dir)) - self.pg0) / wall
+        self.hub_cores = hub + kids
         foreign = self.meter.foreign_cores()
-        rest = "?" if foreign is None else f"{max(0.0, foreign - hub - pg):.2f}"
-        return f"hub {hub:.2f}, PostgreSQL {pg:.2f}, other processes {rest} (cores, average)"
+        rest = "?" if foreign is None else f"{max(0.0, foreign - hub - kids - pg):.2f}"
+        load = f"{self.load0:.1f} -> {os.getloadavg()[0]:.1f}"
+        return (f"hub {hub:.2f} + broker child {kids:.2f}, PostgreSQL {pg:.2f}, other processes "
+                f"{rest} (cores, average); load average {load}")  # fmt: skip
 
 
 def latencies_ms(reader: Reader, commits: array, first: int, n: int) -> list[float]:
@@ -168,8 +186,14 @@ def pct(values: list[float], p: float) -> float:
     return values[min(len(values) - 1, int(len(values) * p))] if values else float("nan")
 
 
-def task_only(pg: Any, dbname: str, slot: str, publication: str, n: int) -> float:
-    """Drains ``n`` changes from ``slot`` with the task alone; returns events/s."""
+def task_only(
+    pg: Any, dbname: str, slot: str, publication: str, n: int
+) -> tuple[float, float, float, float]:
+    """Drains ``n`` changes from ``slot`` with the task alone, converting each polled record
+    with the JSON converters as the worker would. Returns events/s of the task and of task +
+    converters, each first by wall time spent in that step (includes waiting for the server
+    and losing the CPU to other processes), then per CPU-second of this thread (what the step
+    costs, whatever else the machine is doing). No broker, no producer."""
 
     class Offsets:
         def offset(self, partition: Any) -> None:
@@ -186,13 +210,26 @@ def task_only(pg: Any, dbname: str, slot: str, publication: str, n: int) -> floa
               "publication.name": publication, "snapshot.mode": "never"}  # fmt: skip
     task = PostgresCdcSourceTask(Context())  # type: ignore[arg-type]
     task.start(config)
-    got, t0 = 0, time.monotonic()
-    deadline = t0 + 600
+    json_conf = {"schemas.enable": "true"}
+    key_from = JsonConverter(json_conf, is_key=True).from_connect
+    value_from = JsonConverter(json_conf, is_key=False).from_connect
+    got = 0
+    wall_poll = wall_conv = cpu_poll = cpu_conv = 0.0
+    clock, cpu = time.perf_counter, time.thread_time
+    deadline = time.monotonic() + 600
     while got < n and time.monotonic() < deadline:
-        got += len(task.poll() or [])
-    elapsed = time.monotonic() - t0
+        w0, c0 = clock(), cpu()
+        records = task.poll() or []
+        w1, c1 = clock(), cpu()
+        for r in records:
+            key_from(r.topic, r.key_schema, r.key)
+            value_from(r.topic, r.value_schema, r.value)
+        wall_poll, cpu_poll = wall_poll + w1 - w0, cpu_poll + c1 - c0
+        wall_conv, cpu_conv = wall_conv + clock() - w1, cpu_conv + cpu() - c1
+        got += len(records)
     task.stop()
-    return got / elapsed
+    return (got / wall_poll, got / (wall_poll + wall_conv),
+            got / cpu_poll, got / (cpu_poll + cpu_conv))  # fmt: skip
 
 
 def main() -> None:
@@ -253,20 +290,25 @@ def main() -> None:
         w0, w1 = commit_rows(conn, steady, rows, commits, None)
         complete = reader.wait_for(total, 900)
         full_cpu = shares.summary()
+        full_cores = shares.hub_cores
         console.print(f"  committed in {w1 - w0:.1f} s, readable after {time.time() - w0:.1f} s")
         last = max(reader.seen[steady:total]) if reader.count > steady else float("nan")
         events_s = (reader.count - steady) / (last - w0)
         full_lat = latencies_ms(reader, commits, steady, rows)
-        task_rate = None
+        task_rates = None
         if not args.skip_task_only:
             console.print("task-only phase")
-            task_rate = task_only(pg, dbname, "bench_task", "bench_pub", rows)
+            task_rates = task_only(pg, dbname, "bench_task", "bench_pub", rows)
         table = Table(title=f"PostgreSQL CDC: {rows:,} row changes, {TX_ROWS:,}-row transactions")
         for col in ("measurement", "figure", "target"):
             table.add_column(col)
         table.add_row("events/s into the topic, full speed",
                       f"{events_s:,.0f}" + ("" if complete else " (INCOMPLETE)"),
                       f">= {TARGET_EVENTS_S:,}")  # fmt: skip
+        if full_cores:
+            table.add_row("  per core of hub + broker CPU",
+                          f"{events_s / full_cores:,.0f} events/s",
+                          f"({full_cores:.2f} cores busy)")  # fmt: skip
         table.add_row("PostgreSQL commit rate (writer)", f"{rows / (w1 - w0):,.0f} rows/s", "")
         table.add_row("commit -> readable at 5k rows/s, p50 / p99",
                       f"{pct(steady_lat, .5):,.0f} / {pct(steady_lat, .99):,.0f} ms",
@@ -276,8 +318,14 @@ def main() -> None:
             f"{pct(full_lat, 0.5):,.0f} / {pct(full_lat, 0.99):,.0f} ms",
             "(backlog)",
         )
-        if task_rate is not None:
-            table.add_row("connector task alone (poll, no hub)", f"{task_rate:,.0f} events/s", "")
+        if task_rates is not None:
+            wall_task, wall_both, cpu_task, cpu_both = task_rates
+            table.add_row("connector task alone (poll, no hub)",
+                          f"{wall_task:,.0f} events/s ({cpu_task:,.0f} per CPU-second)",
+                          "")  # fmt: skip
+            table.add_row("connector + converters only (no broker)",
+                          f"{wall_both:,.0f} events/s ({cpu_both:,.0f} per CPU-second)",
+                          "one thread")  # fmt: skip
         table.add_row("machine", machine_summary(str(tmp)), "")
         table.add_row("CPU during the 5k rows/s phase", steady_cpu, "")
         table.add_row("CPU during the full-speed phase", full_cpu, "")
