@@ -2,22 +2,34 @@
 
 ``put`` turns records into row changes and makes sure their tables fit (DDL in its own
 transaction). The changes are then written in one transaction together with the pending
-changes of earlier puts: immediately when ``batch.size`` rows are pending or the put was
-smaller than the largest seen so far (the consumer has caught up, so waiting would only add
-latency), otherwise at the next ``pre_commit``/``flush``. A put batch is never split across
+changes of earlier puts: as soon as ``batch.size`` rows are pending or the put was smaller
+than the largest seen so far (the consumer has caught up, so waiting would only add latency),
+otherwise at the next ``pre_commit``/``flush``. A put batch is never split across
 transactions unless a bad record has to be isolated (below). ``pre_commit`` returns only
 offsets whose rows are committed in the database, so a crash redelivers exactly the
 unconfirmed tail: idempotent with upserts or ``pk.mode=kafka``; duplicates possible with
 plain inserts and no key, as with Confluent's sink. Buffering a few puts matters on
 PostgreSQL: a transaction costs round trips and a WAL fsync, worth ~10 ms on a busy machine.
 
+Pipelining: a transaction runs on the task's one writer thread while ``put`` returns and the
+task builds the next batch's rows (the database's work and the WAL fsync overlap the
+task's Python work; the waits release the GIL). At most one transaction is in flight and the
+next is handed over only after it finished, so transactions commit in record order. Its
+outcome is collected by the next hand-over, ``flush``/``pre_commit`` (which wait for it),
+``close`` and any DDL (which needs the connection); a ``put`` also collects it when it has
+already finished. Its offsets count as done only then. A failed transaction is dealt with in
+the task's thread as if ``put`` had run it: its changes go back to the front of the pending
+ones, so nothing is lost, and the error surfaces from whichever call collected it.
+
 Errors, by cause:
 
 * Cannot connect at start (host down, wrong credentials, missing database): ConnectError
   whose message says which setting to check; the task is FAILED.
 * The connection breaks (PEP 249 OperationalError/InterfaceError): the transaction rolls
-  back, the connection is dropped and ``put`` raises RetriableError; the worker retries the
-  same batch and a new connection is made. In ``pre_commit`` the rows simply stay pending.
+  back, the connection is dropped and ``put`` raises RetriableError (the put that collects
+  the failed transaction: its own records are not taken, the failed transaction's changes are
+  pending again); the worker retries that batch and a new connection is made. In
+  ``pre_commit`` the rows simply stay pending.
 * A record that does not fit (no key, a missing key field, a value the column type rejects,
   a duplicate key on insert): the failing transaction is split in halves, each in its own
   transaction, until the single bad record is found; the good ones are written. The bad
@@ -26,13 +38,15 @@ Errors, by cause:
   dead-letter queue decide), and otherwise is raised as DataError naming the record, which
   fails the task. Nothing is dropped silently.
 
-All calls come from the task's thread.
+All calls come from the task's thread; the writer thread only runs ``_apply`` on the
+connection, which nothing else touches while a transaction is in flight.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import sqlalchemy as sa
@@ -56,6 +70,7 @@ log = logging.getLogger(__name__)
 _TRANSIENT = frozenset({"OperationalError", "InterfaceError"})
 _RECORD = frozenset({"DataError", "IntegrityError", "ProgrammingError", "NotSupportedError"})
 _SETUP_SQLSTATES = frozenset({"42501", "25006"})  # insufficient privilege, read-only transaction
+_GROUP = 8  # a transaction grows to at most this many batch.size while the previous commits
 
 
 def classify(exc: BaseException) -> str:
@@ -87,6 +102,10 @@ class WarehouseSinkTask(SinkTask):
         self._pending: list[RowChange] = []  # built, not yet committed
         self._pending_offsets: dict[tuple[str, int], int] = {}  # next offset once they are
         self._done: dict[TopicPartition, int] = {}  # next offset committed in the database
+        # The transaction on the writer thread: (its outcome, its changes, their offsets).
+        self._inflight: tuple[Future[None], list[RowChange], dict[tuple[str, int], int]] | None
+        self._inflight = None
+        self._pool: ThreadPoolExecutor | None = None
         self._largest_put = 0
         self.rows_written = 0
         self.transactions = 0
@@ -111,7 +130,9 @@ class WarehouseSinkTask(SinkTask):
                 "connection.password, and that the database accepts connections from here"
             ) from None
         self.builder = RowBuilder(self.config)
-        self.tables = Tables(self.engine, self._connection, auto_create=self.config.auto_create,
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix=f"{self.ident}-writer")
+        self.tables = Tables(self.engine, self._ddl_connection,
+                             auto_create=self.config.auto_create,
                              auto_evolve=self.config.auto_evolve,
                              needs_key=self.config.insert_mode != "insert",
                              ident=self.ident)  # fmt: skip
@@ -131,6 +152,13 @@ class WarehouseSinkTask(SinkTask):
             self._conn = self.engine.connect()
         return self._conn
 
+    def _ddl_connection(self) -> sa.Connection:
+        """The connection for reflection and DDL, once no transaction is in flight on it (its
+        outcome is collected later: raising here would interrupt ``ensure``)."""
+        if self._inflight is not None:
+            self._inflight[0].exception()  # waits; never raises
+        return self._connection()
+
     def _drop_connection(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
@@ -141,9 +169,11 @@ class WarehouseSinkTask(SinkTask):
                 log.debug("[%s] closing a broken connection failed", self.ident, exc_info=True)
 
     def put(self, records: Sequence[SinkRecord]) -> None:
+        self._collect(block=False)  # a failed transaction raises here, before taking records
         pending, mark = self._pending, len(self._pending)
         build, ensure = self.builder.build, self.tables.ensure
         fitted = None  # shapes are cached per table, so one identity check skips ensure()
+        mine = -1  # how many pending changes are this put's, once known
         try:
             for record in records:
                 try:
@@ -157,26 +187,92 @@ class WarehouseSinkTask(SinkTask):
                         pending.append(change)
                 except DataError as exc:
                     self._bad(record, exc)
+            offsets = {(r.topic, r.partition or 0): r.offset + 1 for r in records}
             caught_up = len(records) < self._largest_put
             self._largest_put = max(self._largest_put, len(records))
-            if len(pending) >= self.config.batch_size or caught_up:
-                self._commit_pending()
-        except sa.exc.DBAPIError as exc:  # DDL or reflection failed
-            del pending[mark:]  # the worker will deliver this batch again
-            self._raise(exc, "preparing the table")
-        except BaseException:
-            del pending[mark:]
+            size = self.config.batch_size
+            if caught_up or (len(pending) >= size and not self._committing(len(pending))):
+                mine = len(pending) - mark
+                self._submit(offsets)
+            else:
+                self._pending_offsets.update(offsets)
+        except BaseException as exc:
+            # The worker will deliver this batch again: forget its changes (its offsets were
+            # not taken yet). They are the tail of the pending list, even if a failed
+            # transaction was put back in front of them.
+            if self._pending is pending:
+                if mine < 0:
+                    mine = len(pending) - mark
+                del pending[len(pending) - mine :]
+            if isinstance(exc, sa.exc.DBAPIError):  # DDL or reflection failed
+                self._raise(exc, "preparing the table")
             raise
-        offsets = self._pending_offsets
-        for record in records:
-            offsets[(record.topic, record.partition or 0)] = record.offset + 1
-        if not pending:
+        if not self._pending and self._inflight is None:
             self._mark_done()
 
-    def _commit_pending(self) -> None:
-        """Writes every pending change in one transaction (split only to isolate bad ones)."""
-        self._write(self._pending)
-        self._pending = []
+    def _committing(self, pending: int) -> bool:
+        """True while the transaction in flight runs and ``pending`` rows may still wait for
+        it (group commit: up to ``_GROUP`` x batch.size), instead of blocking the task."""
+        inflight = self._inflight
+        return inflight is not None and not inflight[0].done() and \
+            pending < self.config.batch_size * _GROUP  # fmt: skip
+
+    def _submit(self, offsets: Mapping[tuple[str, int], int] | None = None) -> None:
+        """Hands every pending change to the writer thread as one transaction, after
+        collecting the one in flight (waiting for it). ``offsets``: the calling put's, which
+        become pending only once the collection did not raise."""
+        self._collect(block=True)
+        if offsets:
+            self._pending_offsets.update(offsets)
+        if not self._pending:
+            return
+        changes, self._pending = self._pending, []
+        offsets, self._pending_offsets = self._pending_offsets, {}
+        assert self._pool is not None
+        self._inflight = (self._pool.submit(self._apply, changes), changes, offsets)
+
+    def _apply(self, changes: list[RowChange]) -> None:
+        """One transaction of ``changes``; runs on the writer thread."""
+        conn = self._connection()
+        with conn.begin():
+            self.writer.apply(conn, changes)
+
+    def _collect(self, block: bool) -> None:
+        """Settles the transaction in flight (if finished, or waiting when ``block``): marks
+        its offsets done, or isolates its bad records, or puts its changes back in front of
+        the pending ones and raises (RetriableError for a lost connection)."""
+        inflight = self._inflight
+        if inflight is None or not (block or inflight[0].done()):
+            return
+        self._inflight = None
+        future, changes, offsets = inflight
+        exc = future.exception()
+        if exc is not None and classify(exc) == "record":
+            log.debug("[%s] batch of %d failed (%s); splitting", self.ident, len(changes),
+                      describe(exc))  # fmt: skip
+            try:
+                self._isolate(changes)
+            except BaseException:
+                self._restore(changes, offsets)
+                raise
+            exc = None
+        elif exc is None:
+            self.rows_written += len(changes)
+            self.transactions += 1
+        if exc is not None:
+            self._restore(changes, offsets)
+            self._raise(exc, "writing")
+        done = self._done
+        for (topic, partition), offset in offsets.items():
+            tp = TopicPartition(topic, partition)
+            if offset > done.get(tp, -1):
+                done[tp] = offset
+
+    def _restore(self, changes: list[RowChange], offsets: dict[tuple[str, int], int]) -> None:
+        """A failed transaction's changes become pending again, ahead of the newer ones."""
+        self._pending[:0] = changes
+        for key, offset in offsets.items():
+            self._pending_offsets.setdefault(key, offset)  # a newer put's offset is higher
 
     def _mark_done(self) -> None:
         done = self._done
@@ -194,12 +290,11 @@ class WarehouseSinkTask(SinkTask):
         raise ConnectError(f"[{self.ident}] {doing} failed: {describe(exc)}") from exc
 
     def _write(self, changes: list[RowChange]) -> None:
+        """``changes`` in one transaction, in the task's thread, split to isolate bad ones."""
         if not changes:
             return
         try:
-            conn = self._connection()
-            with conn.begin():
-                self.writer.apply(conn, changes)
+            self._apply(changes)
         except Exception as exc:
             if classify(exc) != "record":
                 self._raise(exc, "writing")
@@ -211,12 +306,19 @@ class WarehouseSinkTask(SinkTask):
                 return
             log.debug("[%s] batch of %d failed (%s); splitting", self.ident, len(changes),
                       describe(exc))  # fmt: skip
-            mid = len(changes) // 2
-            self._write(changes[:mid])
-            self._write(changes[mid:])
+            self._isolate(changes)
             return
         self.rows_written += len(changes)
         self.transactions += 1
+
+    def _isolate(self, changes: list[RowChange]) -> None:
+        """A batch failed on a record: each half in its own transaction, down to the record."""
+        if len(changes) == 1:
+            self._write(changes)
+            return
+        mid = len(changes) // 2
+        self._write(changes[:mid])
+        self._write(changes[mid:])
 
     def _bad(self, record: SinkRecord, exc: DataError) -> None:
         if self._reporter is None:
@@ -227,9 +329,11 @@ class WarehouseSinkTask(SinkTask):
         self.reported += 1
 
     def flush(self, offsets: Mapping[TopicPartition, int]) -> None:
-        """Commits the pending changes; a broken connection leaves them pending for later."""
+        """Commits the pending changes and waits for them; a broken connection leaves them
+        pending for later."""
         try:
-            self._commit_pending()
+            self._submit()
+            self._collect(block=True)
         except RetriableError as exc:
             log.warning("[%s] %s; offsets stay where they were", self.ident, exc)
             return
@@ -244,6 +348,10 @@ class WarehouseSinkTask(SinkTask):
     def close(self, partitions: Sequence[TopicPartition]) -> None:
         """Revoked partitions: their uncommitted changes are dropped (the next owner gets the
         records again from the committed offset)."""
+        try:
+            self._collect(block=True)
+        except RetriableError as exc:  # its changes are pending again; dropped below if gone
+            log.warning("[%s] %s", self.ident, exc)
         gone = {(tp.topic, tp.partition) for tp in partitions}
         self._pending = [c for c in self._pending
                          if (c.record.topic, c.record.partition or 0) not in gone]  # fmt: skip
@@ -253,9 +361,16 @@ class WarehouseSinkTask(SinkTask):
             self._done.pop(tp, None)
 
     def stop(self) -> None:
-        if self._pending:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)  # lets a transaction in flight end first
+            self._pool = None
+        uncommitted = len(self._pending)
+        if self._inflight is not None and self._inflight[0].exception() is not None:
+            uncommitted += len(self._inflight[1])
+        self._inflight = None
+        if uncommitted:
             log.info("[%s] stopping with %d uncommitted rows; they will be redelivered",
-                     self.ident, len(self._pending))  # fmt: skip
+                     self.ident, uncommitted)  # fmt: skip
         if self._conn is not None:
             self._conn.close()
             self._conn = None

@@ -61,13 +61,20 @@ def test_a_killed_connection_makes_put_retriable(postgres, pg_database) -> None:
                          "batch.size": "1"})  # fmt: skip
     try:
         task.put([rec(0, {"id": 1})])
+        task.flush({})
         kill_sessions(postgres, pg_database)
-        batch = [rec(1, {"id": 2})]
+        task.put([rec(1, {"id": 2})])  # its transaction fails on the writer thread...
+        assert task._inflight is not None
+        task._inflight[0].exception()  # (lets it end without collecting it)
+        batch = [rec(2, {"id": 3})]
         with pytest.raises(RetriableError, match="database unavailable"):
-            task.put(batch)  # the worker retries the same batch after a backoff...
-        task.put(batch)  # ...which gets a new connection
+            task.put(batch)  # ...which the next put reports, taking none of its own records
+        tp = TopicPartition("orders", 0)
+        assert task.pre_commit({tp: 2}) == {tp: 2}  # reconnected: the failed batch, again
+        task.put(batch)  # the worker retries the same batch
+        assert task.pre_commit({tp: 3}) == {tp: 3}
         with psycopg.connect(postgres.dsn(pg_database)) as conn:
-            assert conn.execute("SELECT count(*) FROM orders").fetchone() == (2,)
+            assert conn.execute("SELECT count(*) FROM orders").fetchone() == (3,)
     finally:
         task.stop()
 
@@ -83,6 +90,7 @@ def test_pre_commit_returns_only_committed_offsets(postgres, pg_database) -> Non
         kill_sessions(postgres, pg_database)
         assert task.pre_commit({tp: 4}) == {tp: 2}  # not committed: not confirmed
         assert task.pre_commit({tp: 4}) == {tp: 4}  # reconnected, written, confirmed
+
         with psycopg.connect(postgres.dsn(pg_database)) as conn:
             assert conn.execute("SELECT count(*) FROM orders").fetchone() == (4,)
     finally:

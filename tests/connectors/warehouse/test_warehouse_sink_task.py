@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
 
 import pytest
 
@@ -213,3 +216,48 @@ def test_upsert_over_committed_rows_updates_them(target: Target) -> None:
     task.put([order(40, 9, "new"), order(41, 0, "last")])
     assert target.rows(task, "SELECT id, name FROM orders ORDER BY id") == [
         (0, "last"), *[(i, f"r2-{i}") for i in range(1, 5)], (9, "new")]  # fmt: skip
+
+
+class HeldWriter:
+    """Stands in for the task's writer thread: holds handed-over transactions until ``run``
+    (then runs later ones at once), so a test sees the task while one is in flight."""
+
+    def __init__(self) -> None:
+        self.held: list[tuple[Future[None], Callable[..., None], tuple[Any, ...]]] = []
+        self.holding = True
+
+    def submit(self, fn: Callable[..., None], *args: Any) -> Future[None]:
+        future: Future[None] = Future()
+        self.held.append((future, fn, args))
+        if not self.holding:
+            self.run()
+        return future
+
+    def run(self) -> None:
+        self.holding = False
+        while self.held:
+            future, fn, args = self.held.pop(0)
+            try:
+                fn(*args)
+                future.set_result(None)
+            except Exception as exc:
+                future.set_exception(exc)
+
+    def shutdown(self, wait: bool = True) -> None:
+        self.run()
+
+
+def test_offsets_of_a_transaction_in_flight_wait_for_its_commit(target: Target) -> None:
+    task = target.task(**{"auto.create": "true", "batch.size": "2"})
+    writer = HeldWriter()
+    task._pool = writer  # type: ignore[assignment]
+    tp = TopicPartition("orders", 0)
+    task.put([order(0, 0, "a"), order(1, 1, "b")])  # batch.size rows: handed over, held
+    task.put([rec(2, None), rec(3, None)])  # skipped tombstones behind it
+    assert task._done == {}  # nothing is confirmed before the transaction commits
+    task.put([order(4, 4, "c"), order(5, 5, "d")])  # waits for the next transaction (grows it)
+    assert len(writer.held) == 1
+    writer.run()
+    assert task.pre_commit({tp: 6}) == {tp: 6}
+    assert task.transactions == 2
+    assert target.rows(task, "SELECT id FROM orders ORDER BY id") == [(0,), (1,), (4,), (5,)]
