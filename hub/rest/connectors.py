@@ -103,7 +103,10 @@ def create_connector(
     herder: HerderDep, request: CreateConnectorRequest, response: Response
 ) -> dict[str, Any]:
     name = checked_name(request.name)
-    info: dict[str, Any] = herder.create_connector(name, _with_name(name, request.config))
+    state = {"RUNNING": "STARTED"}.get(request.initial_state, request.initial_state)
+    info: dict[str, Any] = herder.create_connector(
+        name, _with_name(name, request.config), initial_state=state
+    )
     response.headers["Location"] = f"/connectors/{name}"
     return info
 

@@ -9,7 +9,7 @@ into their JSON text (``5`` -> ``"5"``, ``true`` -> ``"true"``), as Connect's JS
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -47,6 +47,11 @@ class ServerInfo(_Open):
 class CreateConnectorRequest(BaseModel):
     name: str = Field(min_length=1, description="Unique connector name.")
     config: ConnectorConfig = Field(default_factory=dict)
+    initial_state: Literal["RUNNING", "PAUSED", "STOPPED"] = Field(
+        "RUNNING",
+        description="State the connector starts in (KIP-980): RUNNING, PAUSED (tasks created "
+        "but paused) or STOPPED (no tasks; offsets can be set before the first run).",
+    )
 
 
 class ConnectorTaskId(_Open):

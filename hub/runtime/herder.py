@@ -196,13 +196,16 @@ class Herder:
             )
         return config
 
-    def create_connector(self, name: str, config: dict[str, str]) -> dict[str, Any]:
+    def create_connector(
+        self, name: str, config: dict[str, str], initial_state: str = "STARTED"
+    ) -> dict[str, Any]:
+        """``initial_state`` (KIP-980): STARTED, PAUSED or STOPPED (no tasks, offsets editable)."""
         with self._lock:
             if self.configs.connector_config(name) is not None:
                 raise AlreadyExistsError(f"Connector {name} already exists")
             config = self._validated(name, config)
             self.configs.put_connector_config(name, config)
-            self.configs.put_target_state(name, "STARTED")
+            self.configs.put_target_state(name, initial_state)
             self._start(name)
             log.info("connector created", extra={"connector": name})
             return self.connector_info(name)

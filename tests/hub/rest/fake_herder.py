@@ -78,7 +78,9 @@ class FakeHerder:
         with self._lock:
             return self._info(name)
 
-    def create_connector(self, name: str, config: dict[str, str]) -> dict[str, Any]:
+    def create_connector(
+        self, name: str, config: dict[str, str], initial_state: str = "STARTED"
+    ) -> dict[str, Any]:
         self.calls.append(("create_connector", name, config))
         with self._lock:
             if name in self._configs:

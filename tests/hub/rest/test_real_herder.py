@@ -85,6 +85,41 @@ def test_connector_lifecycle_and_offsets(api: TestClient, tmp_path: Path) -> Non
     assert api.get("/connectors/quickstart").json()["error_code"] == 404
 
 
+def test_initial_state_stopped_then_offsets_then_resume(api: TestClient, tmp_path: Path) -> None:
+    """KIP-980: created STOPPED, a connector has no tasks and its offsets can be set before it
+    ever runs; resumed, it starts from them. PAUSED creates paused tasks; RUNNING is the
+    default; anything else is a 400."""
+    source = tmp_path / "in.txt"
+    source.write_text("skipped\nread\n")
+    topic = f"rest-initial-{uuid.uuid4().hex[:8]}"
+    body = {"name": "later", "config": quickstart(source, topic), "initial_state": "STOPPED"}
+    assert api.post("/connectors", json=body).status_code == 201
+    wait_until(lambda: state(api, "later") == "STOPPED", 20, "connector STOPPED")
+    assert api.get("/connectors/later/status").json()["tasks"] == []
+    entry = {"partition": {"filename": str(source)}, "offset": {"position": len("skipped\n")}}
+    altered = api.patch("/connectors/later/offsets", json={"offsets": [entry]})
+    assert altered.status_code == 200, altered.text
+    assert api.put("/connectors/later/resume").status_code == 202
+    wait_until(lambda: state(api, "later") == "RUNNING", 20, "connector RUNNING")
+    offsets = wait_until(
+        lambda: [
+            o for o in api.get("/connectors/later/offsets").json()["offsets"]
+            if o["offset"].get("position", 0) > len("skipped\n")
+        ],
+        20,
+        "the source read past the offset it was given",
+    )  # fmt: skip
+    assert offsets[0]["offset"]["position"] == len("skipped\nread\n")
+
+    paused = {"name": "paused", "config": quickstart(source, topic), "initial_state": "PAUSED"}
+    assert api.post("/connectors", json=paused).status_code == 201
+    wait_until(lambda: state(api, "paused") == "PAUSED", 20, "connector PAUSED")
+    bad = {"name": "bad", "config": quickstart(source, topic), "initial_state": "SLEEPING"}
+    response = api.post("/connectors", json=bad)
+    assert response.status_code == 400 and "initial_state" in response.text
+    assert api.get("/connectors/bad").status_code == 404
+
+
 def test_invalid_config_names_fields(api: TestClient) -> None:
     response = api.post("/connectors", json={"name": "bad", "config": {"connector.class": SOURCE}})
     assert response.status_code == 400
