@@ -3,9 +3,10 @@
 The router only translates HTTP (the task decides the rest, see connectors/http/webhook.py):
 it finds the target (``hub.runtime.ingest``), refuses bodies above the connector's
 ``webhook.max.body.bytes`` with 413 *while streaming* (a declared Content-Length is checked
-first, so an honest oversized request is refused without reading it), then calls the task's
-blocking ``ingest`` in the thread pool and returns its answer. The answer is 2xx only after
-the broker acknowledged every record.
+first, so an honest oversized request is refused without reading it), then awaits the task's
+``ingest_async`` (or calls its blocking ``ingest`` in the thread pool, for a target without
+one) and returns its answer. The answer is 2xx only after the broker acknowledged every
+record.
 
 Authentication: senders of webhooks (GitHub, Stripe, ...) cannot send the REST API's
 credentials, so this route is mounted without them and the connector checks its own bearer
@@ -43,7 +44,7 @@ router = APIRouter(tags=["ingest"])
 async def ingest(connector: str, request: Request) -> JSONResponse:
     herder = request.app.state.herder
     try:
-        target = await run_in_threadpool(find_target, herder, connector)
+        target = find_target(herder, connector)  # dict lookups under short locks: no thread
     except IngestUnavailable as exc:
         headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else None
         raise RestError(exc.status, exc.message, headers=headers) from None
@@ -51,7 +52,13 @@ async def ingest(connector: str, request: Request) -> JSONResponse:
     if not target.authenticates and config is not None and auth_configured(config):
         Authenticator(config)(request, None, None)
     body = await _read_limited(request, target.max_body_bytes)
-    status, payload, headers = await run_in_threadpool(target.ingest, body, dict(request.headers))
+    ingest_async = getattr(target, "ingest_async", None)
+    if ingest_async is not None:
+        status, payload, headers = await ingest_async(body, dict(request.headers))
+    else:
+        status, payload, headers = await run_in_threadpool(
+            target.ingest, body, dict(request.headers)
+        )
     return JSONResponse(payload, status_code=status, headers=headers)
 
 

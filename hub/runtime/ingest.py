@@ -14,7 +14,9 @@ new class and connectors import nothing from the runtime):
 - ``max_body_bytes: int``: larger bodies are refused with 413 before they are read;
 - ``authenticates: bool``: True if the connector checks its own token or signature;
 - ``ingest(body: bytes, headers: Mapping[str, str]) -> (status, json_body, headers)``: blocks
-  until the broker acknowledged every record (or answers an error status).
+  until the broker acknowledged every record (or answers an error status);
+- optionally ``async ingest_async(body, headers)``, the same answer awaited on the REST
+  server's event loop, which the route prefers: no pool thread waits for the broker.
 
 Lookup errors carry an HTTP status for the REST layer: 404 unknown connector or one that takes
 no webhooks, 503 (with Retry-After) when the connector is paused, stopped, failed or starting.

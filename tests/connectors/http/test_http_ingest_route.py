@@ -97,6 +97,25 @@ def test_routes_and_statuses(setup: Any) -> None:
     assert client.post("/ingest/hook", content=b"{}").status_code == 404
 
 
+class BlockingTarget:
+    """An ingest target with only the blocking ``ingest``: called in the thread pool."""
+
+    max_body_bytes = 100
+    authenticates = False
+    config = "started"
+
+    def ingest(self, body: bytes, headers: dict[str, str]) -> Any:
+        return 202, {"thread": threading.current_thread().name, "body": body.decode()}, {}
+
+
+def test_a_target_without_ingest_async_is_called_on_a_pool_thread(setup: Any) -> None:
+    client, add = setup
+    add("hook").task = BlockingTarget()
+    answer = client.post("/ingest/hook", content=b"[1]")
+    assert answer.status_code == 202 and answer.json()["body"] == "[1]"
+    assert answer.json()["thread"] == "AnyIO worker thread"  # not the event loop's
+
+
 @pytest.mark.parametrize("setup", [{"rest.auth.token": "admin"}], indirect=True)
 def test_rest_credentials_guard_a_webhook_without_its_own_auth(setup: Any) -> None:
     client, add = setup

@@ -4,6 +4,7 @@ broker acknowledged all of it)."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -212,3 +213,47 @@ def test_text_records_are_the_lines_verbatim_whatever_the_numbers() -> None:
     body = b"\n".join(lines) + b"\n"
     _, records = ingest_and_ack(task, body, **{"Content-Type": "application/x-ndjson"})
     assert [r.value for r in records] == [line.decode() for line in lines]
+
+
+class AsyncRequest:
+    """``task.ingest_async`` on an event loop of its own thread, as the REST server awaits it."""
+
+    def __init__(self, task: WebhookSourceTask, body: bytes) -> None:
+        self.answer: Any = None
+        self.thread = threading.Thread(target=self._run, args=(task, body))
+        self.thread.start()
+
+    def _run(self, task: WebhookSourceTask, body: bytes) -> None:
+        self.answer = asyncio.run(task.ingest_async(body, {}))
+
+    def result(self) -> Any:
+        self.thread.join(10)
+        return self.answer
+
+
+@pytest.mark.parametrize("inline_bytes", [1 << 20, 0])  # parsed on the loop / on a thread
+def test_async_ingest_answers_once_its_poll_result_is_safe(
+    monkeypatch: pytest.MonkeyPatch, inline_bytes: int
+) -> None:
+    monkeypatch.setattr(webhook, "INLINE_PARSE_BYTES", inline_bytes)
+    task = started()
+    request = AsyncRequest(task, b"[1, 2]")
+    wait_until(lambda: task._queued == 2, 5, "the batch")
+    polled = task.poll()
+    assert request.thread.is_alive(), "answered before the broker acknowledged"
+    task.commit_records(polled)
+    assert request.result() == (200, {"accepted": 2}, {})
+    assert asyncio.run(task.ingest_async(b"{nope", {}))[0] == 400
+
+
+def test_async_ingest_timeout_and_stop_are_503() -> None:
+    task = started(**{"webhook.ack.timeout.ms": "50"})
+    status, payload, headers = asyncio.run(task.ingest_async(b"[1]", {}))
+    assert status == 503 and "acknowledge" in payload["message"] and "Retry-After" in headers
+    task.commit_records(task.poll())  # late: the timed-out request is gone, nothing breaks
+    task = started()
+    waiting = AsyncRequest(task, b"[1, 2]")
+    wait_until(lambda: task._queued == 2, 5, "the batch")
+    task.stop()
+    status, payload, _ = waiting.result()
+    assert status == 503 and "stopped" in payload["message"]
