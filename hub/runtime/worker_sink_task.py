@@ -445,14 +445,18 @@ class WorkerSinkTask(WorkerTask):
         # positions) are parsed here exactly as SimpleHeaderConverter would, without its
         # text round trip.
         digits = self._int_headers
-        out = []
+        out: list[Header] = []
+        append = out.append
+        int8, int16, int32, int64 = (schema for schema, _ in _INT_SCHEMAS)
         for key, data in raw:
             if digits and type(data) is bytes and data.isdigit() and len(data) < 19:
+                # the narrowest of _INT_SCHEMAS that holds it (non-negative: digits only)
                 number = int(data)
-                for schema, bound in _INT_SCHEMAS:
-                    if number < bound:
-                        out.append(new_header(key, number, schema))
-                        break
+                schema = (
+                    int8 if number < 0x80 else int16 if number < 0x8000
+                    else int32 if number < 0x80000000 else int64
+                )  # fmt: skip
+                append(new_header(key, number, schema))
                 continue
             header = cache.get((key, data))
             if header is None:
@@ -462,7 +466,7 @@ class WorkerSinkTask(WorkerTask):
                     if len(cache) >= _HEADER_CACHE_MAX:
                         cache.clear()
                     cache[(key, data)] = header
-            out.append(header)
+            append(header)
         return tuple(out)
 
     def _deliver(self, batch: list[SinkRecord]) -> bool:

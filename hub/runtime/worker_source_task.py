@@ -284,16 +284,17 @@ class WorkerSourceTask(WorkerTask):
             return [(h.key, from_connect(topic, h.key, h.schema, h.value)) for h in record.headers]
         # The built-in header converters write str and int values as their text, as here
         # (bool is not int for ``type(...) is``): no converter call for the common cases.
-        out = []
+        out: list[tuple[str, bytes | None]] = []
+        append = out.append
         for h in record.headers:
             value = h.value
             kind = type(value)
             if kind is str:
-                out.append((h.key, value.encode()))
+                append((h.key, value.encode()))
             elif kind is int:
-                out.append((h.key, str(value).encode()))
+                append((h.key, b"%d" % value))
             else:
-                out.append((h.key, from_connect(topic, h.key, h.schema, value)))
+                append((h.key, from_connect(topic, h.key, h.schema, value)))
         return out
 
     def _produce(
