@@ -9,6 +9,7 @@ encoder, or raises the same DataError; reading gives what the generic decoder gi
 from __future__ import annotations
 
 import enum
+import json
 from typing import Any
 
 import pytest
@@ -212,3 +213,24 @@ def test_lone_surrogate_behaves_as_before() -> None:
     schema = Schema(Type.STRUCT, fields=(Field("s", Schema(Type.STRING)),))
     with pytest.raises(UnicodeEncodeError):
         JsonConverter({}, is_key=False).from_connect("t", schema, {"s": "\ud800"})
+
+
+def test_reading_alternating_schemas_keeps_each_message_its_own() -> None:
+    a = Schema(Type.STRUCT, name="a", fields=(Field("n", Schema(Type.INT32)),))
+    b = Schema(Type.STRUCT, name="b", fields=(Field("n", Schema(Type.STRING)),))
+    writer, reader = JsonConverter({}, is_key=False), JsonConverter({}, is_key=False)
+    messages = [
+        (a, writer.from_connect("t", a, {"n": 1})),
+        (b, writer.from_connect("t", b, {"n": "x"})),
+        (a, writer.from_connect("t", a, {"n": 2})),
+        (a, writer.from_connect("t", a, {"n": 3})),
+        (b, (writer.from_connect("t", b, {"n": "y"}) or b"") + b" \n"),
+    ]
+    for _ in range(2):
+        for schema, data in messages:
+            got = reader.to_connect("t", data)
+            assert got.schema == schema
+            assert got.value == {"n": json.loads(data)["payload"]["n"]}
+    head_a = messages[0][1].split(b',"payload":')[0]  # type: ignore[union-attr]
+    with pytest.raises(DataError, match="expected int32"):
+        reader.to_connect("t", head_a + b',"payload":{"n":"x"}}')
