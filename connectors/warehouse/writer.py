@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 import sqlalchemy as sa
@@ -27,6 +28,9 @@ from connectors.warehouse.tables import Tables
 
 log = logging.getLogger(__name__)
 
+_TABLE, _ACTION = attrgetter("table"), attrgetter("action")
+_SHAPE, _ROW = attrgetter("shape"), attrgetter("row")
+
 
 class BatchWriter:
     def __init__(self, tables: Tables, insert_mode: str, batch_size: int) -> None:
@@ -34,9 +38,21 @@ class BatchWriter:
 
     def apply(self, conn: sa.Connection, changes: Sequence[RowChange]) -> None:
         sql.begin(conn)
-        by_table: dict[str, list[RowChange]] = {}
-        for change in changes:
-            by_table.setdefault(change.table, []).append(change)
+        if not changes:
+            return
+        by_table: dict[str, list[RowChange]] | None = None
+        first = changes[0]
+        # The usual batch, one table and no truncate, is found in C (no loop per change).
+        if list(map(_TABLE, changes)).count(first.table) == len(changes):
+            actions = list(map(_ACTION, changes))
+            if "truncate" not in actions:
+                self._segment(conn, self.tables.table(first.table), list(changes), actions)
+                return
+            by_table = {first.table: list(changes)}
+        if by_table is None:
+            by_table = {}
+            for change in changes:
+                by_table.setdefault(change.table, []).append(change)
         for name, items in by_table.items():
             table = self.tables.table(name)
             segment: list[RowChange] = []
@@ -49,7 +65,9 @@ class BatchWriter:
                     segment.append(change)
             self._segment(conn, table, segment)
 
-    def _segment(self, conn: sa.Connection, table: sa.Table, changes: list[RowChange]) -> None:
+    def _segment(self, conn: sa.Connection, table: sa.Table, changes: list[RowChange],
+                 actions: list[str] | None = None) -> None:  # fmt: skip
+        """``actions``: each change's action, when the caller has them."""
         if not changes:
             return
         pk = changes[-1].shape.pk
@@ -68,6 +86,11 @@ class BatchWriter:
             self._run(conn, table, "delete", deletes)
             self._run(conn, table, "write", writes)
             return
+        if actions is None:
+            actions = list(map(_ACTION, changes))
+        if actions.count(changes[0].action) == len(changes):  # one run: the usual case
+            self._run(conn, table, changes[0].action, changes)
+            return
         run: list[RowChange] = []
         for change in changes:
             if run and run[-1].action != change.action:
@@ -82,11 +105,15 @@ class BatchWriter:
             return
         # One shape -> one column list in one order (see rows.Shape), so rows group by it.
         groups: dict[int, list[dict[str, Any]]] = {}
-        for change in changes:
-            group = groups.get(id(change.shape))
-            if group is None:
-                group = groups[id(change.shape)] = []
-            group.append(change.row)
+        shapes = list(map(id, map(_SHAPE, changes)))
+        if shapes.count(shapes[0]) == len(changes):  # one shape (by identity), found in C
+            groups[shapes[0]] = list(map(_ROW, changes))
+        else:
+            for change in changes:
+                group = groups.get(id(change.shape))
+                if group is None:
+                    group = groups[id(change.shape)] = []
+                group.append(change.row)
         pk = changes[-1].shape.pk
         size = self.batch_size
         for rows in groups.values():
