@@ -285,7 +285,7 @@ def main() -> None:
         if not reader.warm.wait(60):
             raise SystemExit("warm-up row never became readable: is the connector running?")
         console.print(f"steady phase: {steady:,} rows at {STEADY_RATE:,} rows/s")
-        assert hub.proc is not None
+        assert hub.proc is not None and pg.data_dir is not None
         shares = CpuShares(hub.proc.pid, pg.data_dir)
         commit_rows(conn, 0, steady, commits, STEADY_RATE)
         reader.wait_for(steady, 120)

@@ -42,9 +42,12 @@ def _slot_filler() -> Callable[..., SourceRecord] | None:
         SourceRecord, "__post_init__"
     ):
         return None
-    setters = [getattr(getattr(SourceRecord, name, None), "__set__", None) for name in _FIELDS]
-    if any(s is None for s in setters):
-        return None
+    setters: list[Callable[[Any, Any], None]] = []
+    for name in _FIELDS:
+        setter = getattr(getattr(SourceRecord, name, None), "__set__", None)
+        if setter is None:
+            return None
+        setters.append(setter)
     (set_topic, set_partition, set_key, set_value, set_kschema, set_vschema, set_ts,
      set_headers, set_spart, set_soff) = setters  # fmt: skip
     new = object.__new__
