@@ -6,7 +6,8 @@ against a real HTTP API server in the test process.
 - http-poll: a permanently failing endpoint gives a FAILED task whose trace has the status
   code and the body excerpt.
 - http-webhook: every request answered 2xx is in the topic after a kill -9 mid-traffic; each
-  error status through the real route.
+  error status through the real route; records skipped by errors.tolerance=all still let the
+  request answer 200, and a conversion failure under the default policy answers 503.
 """
 
 from __future__ import annotations
@@ -151,6 +152,22 @@ def test_webhook_error_statuses(hub: Any) -> None:
     assert hub.request("PUT", "/connectors/secure/resume")[0] == 202
     wait_until(lambda: post(hub, "secure", b"[1, 2]", **ok).status_code == 200, 30, "resumed")
     assert values(hub, topic)[-2:] == [1, 2]
+
+
+def test_webhook_records_skipped_by_the_error_policy(hub: Any) -> None:
+    """ByteArrayConverter refuses a JSON object (a null value passes): under
+    errors.tolerance=all the object is skipped and the request is still answered 200; under
+    the default policy the task fails and the request gets 503, never a 200."""
+    refuse_objects = {"connector.class": "http-webhook", "value.converter": "ByteArrayConverter"}
+    create(hub, "tolerant", {**refuse_objects, "topic": "tolerant", "errors.tolerance": "all"})
+    create(hub, "strict", {**refuse_objects, "topic": "strict"})
+    for name in ("tolerant", "strict"):
+        wait_until(lambda n=name: post(hub, n, b"null").status_code == 200, 30, f"task {name}")
+    skipped = post(hub, "tolerant", b'[null, {"a": 1}, null]')
+    assert (skipped.status_code, skipped.json()) == (200, {"accepted": 3})
+    assert len(read_topic(hub.bootstrap, "tolerant")) == 3  # the probe and two nulls
+    failed = post(hub, "strict", b'[null, {"a": 1}]')
+    assert failed.status_code == 503 and failed.headers["Retry-After"]
 
 
 def test_scrape_through_the_hub(hub: Any, api: ApiServer) -> None:
