@@ -95,3 +95,16 @@ def test_compress_snappy_roundtrip() -> None:
     import cramjam
 
     assert bytes(cramjam.snappy.decompress(compress(b"abc" * 100, "snappy"))) == b"abc" * 100
+
+
+def test_parquet_value_not_fitting_its_schema_is_named_by_add_many() -> None:
+    schema = struct(("id", INT64_SCHEMA), ("name", OPTIONAL_STRING_SCHEMA))
+    f = ParquetFormat().new_file()
+    good = [rec(i, {"id": i, "name": f"n{i}"}, schema=schema) for i in range(3)]
+    f.add_many(good)
+    with pytest.raises(DataError, match=r"t-0@4.*Parquet schema"):
+        f.add_many([rec(3, {"id": 3, "name": None}, schema=schema),
+                    rec(4, {"id": "four", "name": None}, schema=schema),
+                    rec(5, {"id": 5, "name": None}, schema=schema)])  # fmt: skip
+    assert f.count == 4  # the records before the bad one are in, the rest are not
+    assert [r["id"] for r in pq.read_table(io.BytesIO(f.finish())).to_pylist()] == [0, 1, 2, 3]
