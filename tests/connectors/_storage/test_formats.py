@@ -108,3 +108,22 @@ def test_parquet_value_not_fitting_its_schema_is_named_by_add_many() -> None:
                     rec(5, {"id": 5, "name": None}, schema=schema)])  # fmt: skip
     assert f.count == 4  # the records before the bad one are in, the rest are not
     assert [r["id"] for r in pq.read_table(io.BytesIO(f.finish())).to_pylist()] == [0, 1, 2, 3]
+
+
+def test_json_lines_what_orjson_refuses_goes_through_the_stdlib_encoder() -> None:
+    import datetime as dt
+    import decimal
+
+    f = JsonFormat().new_file()
+    f.add_many([
+        rec(0, {"big": 2**70, "when": dt.datetime(2020, 1, 1, tzinfo=dt.UTC),
+                "day": dt.date(1970, 1, 3), "dec": decimal.Decimal("1.5")}),
+        rec(1, {1: "int key"}),
+        rec(2, {"nan": float("nan")}),
+    ])  # fmt: skip
+    f.add(rec(3, {"lone": "\ud800"}))
+    lines = f.finish().split(b"\n")
+    assert lines[:3] == [b'{"big":1180591620717411303424,"when":1577836800000,"day":2,"dec":1.5}',
+                         b'{"1":"int key"}', b'{"nan":null}']  # fmt: skip
+    assert json.loads(lines[3]) == {"lone": "\ud800"}
+    assert lines[4:] == [b""]
