@@ -1,17 +1,17 @@
 """WebhookSourceTask: records POSTed to ``/ingest/{connector}`` go to the topic, acknowledged.
 
-Flow: the REST layer (``hub/rest/ingest.py`` via ``hub/runtime/ingest.py``) calls ``ingest``
-on its own thread with the raw body and headers. ``ingest`` checks auth, parses, queues the
-records as one batch and *blocks* until every record of the batch was acknowledged by the
-broker. The worker thread takes queued requests from ``poll()`` (whole requests only: one poll
-result holds the records of one or more requests, never part of one) and produces them
-through the connector's transforms and converters with the worker's idempotent acks=all
-producer, like any source. ``commit_records`` (called once per poll result, in poll order,
-after every record of it was acknowledged, dropped by a transform or skipped under
-``errors.tolerance=all``) releases the requests of that result. Only then does a request get
-its 2xx, so a sender that retries every non-2xx never loses a record (it may send one twice:
-at-least-once). A failed delivery never reaches ``commit_records``: the task fails, ``stop``
-answers every waiting request 503.
+Flow: the REST layer (``hub/rest/ingest.py`` via ``hub/runtime/ingest.py``) awaits
+``ingest_async`` on its event loop with the raw body and headers (``ingest`` is the same for
+a caller's own thread, blocking). It checks auth, parses, queues the records as one batch and
+waits until every record of the batch was acknowledged by the broker. The worker thread takes
+queued requests from ``poll()`` (whole requests only: one poll result holds the records of one
+or more requests, never part of one) and produces them through the connector's transforms and
+converters with the worker's idempotent acks=all producer, like any source.
+``commit_records`` (called once per poll result, in poll order, after every record of it was
+acknowledged, dropped by a transform or skipped under ``errors.tolerance=all``) releases the
+requests of that result. Only then does a request get its 2xx, so a sender that retries every
+non-2xx never loses a record (it may send one twice: at-least-once). A failed delivery never
+reaches ``commit_records``: the task fails, and ``stop`` answers every waiting request 503.
 
 Answers (status, reason): 200 all acknowledged; 400 malformed body; 401 bad token/signature;
 413 too many records (the byte limit is enforced by the REST layer before reading); 429 too
@@ -263,9 +263,10 @@ class WebhookSourceTask(SourceTask):
     def commit_records(self, records: list[SourceRecord]) -> None:
         """Every record of the poll result ``records`` is safe: its requests may answer 2xx."""
         with self._cond:
-            polled = self._polled.pop(id(records), None)
+            polled = self._polled.get(id(records))
             if polled is None or polled[0] is not records:
-                return
+                return  # not a poll result of ours, or stop() already answered its requests
+            del self._polled[id(records)]
             self._inflight -= len(records)
         for batch in polled[1]:
             batch.finish()
