@@ -82,9 +82,10 @@ class _JsonCodec:
     the schema, so a hit cannot mis-split a message; anything unusual falls back to the full
     parse.
 
-    Payloads that are structs of ints, strings and booleans (change events, most source
-    records) take a faster path both ways: ``_passthrough`` checks that the value is already
-    its own JSON form and orjson writes or reads it, with no per-field walk. Everything else,
+    Payloads that are structs of ints, strings, booleans and (writing) plain floats (change
+    events, most source records) take a faster path both ways: ``_passthrough`` checks that
+    the value is already its own JSON form and orjson writes or reads it, with no per-field
+    walk. Everything else,
     and every error, goes through the generic ``_json_data`` walk and the stdlib encoder, so
     the bytes and the errors are the same either way.
     """
@@ -107,7 +108,7 @@ class _JsonCodec:
         enc = _json_data.encoder(
             schema, numeric_decimals=self.numeric, replace_null=self.replace_null
         )
-        quick = _passthrough.checker(schema, replace_null=self.replace_null)
+        quick = _passthrough.checker(schema, replace_null=self.replace_null, floats=True)
         entry = self._writers[id(schema)] = _Writer(schema, head, enc, quick)
         return entry
 
