@@ -204,12 +204,19 @@ class WorkerSourceTask(WorkerTask):
             offsets[partition_key_] = (source_partition, record.source_offset)
             if topic not in seen:
                 self._ensure_topic(topic)
-            if record.partition is None and record.timestamp is None:
+            if record.partition is None:
+                timestamp = record.timestamp
                 try:
-                    if headers:
-                        produce(topic, value, key, on_delivery=on_delivery, headers=headers)
+                    if timestamp is None:
+                        if headers:
+                            produce(topic, value, key, on_delivery=on_delivery, headers=headers)
+                        else:
+                            produce(topic, value, key, on_delivery=on_delivery)
+                    elif headers:
+                        produce(topic, value, key, on_delivery=on_delivery, timestamp=timestamp,
+                                headers=headers)  # fmt: skip
                     else:
-                        produce(topic, value, key, on_delivery=on_delivery)
+                        produce(topic, value, key, on_delivery=on_delivery, timestamp=timestamp)
                     batch.produced += 1
                     continue
                 except BufferError:
