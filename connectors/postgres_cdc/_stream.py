@@ -73,6 +73,7 @@ class ChangeDecoder:
         self._serial = 0
         self._last_commit_lsn = 0
         self._tx_source: dict[str, Any] = {}
+        self._table_sources: dict[TableSchema, dict[str, Any]] = {}  # of the open transaction
         self._emit_creates = "c" not in skipped
         self._skip_upto = 0  # records of the open transaction already emitted before a restart
 
@@ -116,6 +117,7 @@ class ChangeDecoder:
         else:
             self._skip_upto = 0
         us = pg_time_to_unix_us(msg.commit_ts)
+        self._table_sources.clear()
         self._tx_source = {
             "version": VERSION, "connector": "postgresql", "name": self.prefix,
             "ts_ms": us // 1000, "snapshot": "false", "db": self.dbname, "sequence": None,
@@ -178,10 +180,16 @@ class ChangeDecoder:
             out.append(make_record(schema.topic, key, schema.key_schema, None, None,
                                    self.partition, offset))  # fmt: skip
             return
-        source = {
-            **self._tx_source, "schema": schema.namespace, "table": schema.table, "lsn": lsn,
-            "sequence": f'["{self._last_commit_lsn}","{lsn}"]',
-        }  # fmt: skip
+        # the transaction's source block for this table, copied (a flat dict copy is cheaper
+        # than a merge), then the two per-change fields; key order stays the schema's
+        base = self._table_sources.get(schema)
+        if base is None:
+            base = self._table_sources[schema] = {
+                **self._tx_source, "schema": schema.namespace, "table": schema.table
+            }  # fmt: skip
+        source = base.copy()
+        source["sequence"] = f'["{self._last_commit_lsn}","{lsn}"]'
+        source["lsn"] = lsn
         if op == "t":
             record_key, key_schema = None, None
         else:
