@@ -116,9 +116,11 @@ class _JsonCodec:
         head = _NULL_HEAD
         body = value
         if schema is not None:
-            writer = self._writer(schema)
-            head = writer.head
-            if writer.passthrough is not None and writer.passthrough(value):
+            writer = self._writers.get(id(schema))  # inlined cache hit of ``_writer``
+            if writer is None or writer.schema is not schema:
+                writer = self._writer(schema)
+            head, check = writer.head, writer.passthrough
+            if check is not None and check(value):
                 try:
                     data = _orjson_dumps(value)
                 except orjson.JSONEncodeError:
