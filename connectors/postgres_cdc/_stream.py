@@ -198,10 +198,8 @@ class ChangeDecoder:
         now_us = time.time_ns() // 1000
         out.append(make_record(
             schema.topic, record_key, key_schema,
-            {"before": before, "after": after, "source": source, "op": op,
-             "ts_ms": now_us // 1000, "ts_us": now_us, "ts_ns": now_us * 1000,
-             "transaction": None},
-            schema.value_schema, self.partition, offset,
+            schema.envelope(op, before, after, source, now_us), schema.value_schema,
+            self.partition, offset,
         ))  # fmt: skip
 
 
