@@ -47,6 +47,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from operator import attrgetter
 from typing import Any
 
 import sqlalchemy as sa
@@ -70,7 +71,19 @@ log = logging.getLogger(__name__)
 _TRANSIENT = frozenset({"OperationalError", "InterfaceError"})
 _RECORD = frozenset({"DataError", "IntegrityError", "ProgrammingError", "NotSupportedError"})
 _SETUP_SQLSTATES = frozenset({"42501", "25006"})  # insufficient privilege, read-only transaction
+_PARTITION, _TOPIC = attrgetter("partition"), attrgetter("topic")
 _GROUP = 8  # a transaction grows to at most this many batch.size while the previous commits
+
+
+def _next_offsets(records: Sequence[SinkRecord]) -> dict[tuple[str, int], int]:
+    """(topic, partition) -> offset after its last record; one partition found in C."""
+    if not records:
+        return {}
+    first, n = records[0], len(records)
+    if list(map(_PARTITION, records)).count(first.partition) == n and \
+            list(map(_TOPIC, records)).count(first.topic) == n:  # fmt: skip
+        return {(first.topic, first.partition or 0): records[-1].offset + 1}
+    return {(r.topic, r.partition or 0): r.offset + 1 for r in records}
 
 
 def classify(exc: BaseException) -> str:
@@ -175,7 +188,16 @@ class WarehouseSinkTask(SinkTask):
         fitted = None  # shapes are cached per table, so one identity check skips ensure()
         mine = -1  # how many pending changes are this put's, once known
         try:
-            for record in records:
+            todo: Sequence[SinkRecord] = records
+            run = self.builder.build_run(records) if len(records) > 1 else None
+            if run is not None:
+                try:
+                    if ensure(run[0]) is not None:
+                        pending += run
+                        todo = ()  # all taken
+                except DataError:  # record by record below, which reports each one
+                    pass
+            for record in todo:
                 try:
                     change = build(record)
                     if change is not None:
@@ -187,7 +209,7 @@ class WarehouseSinkTask(SinkTask):
                         pending.append(change)
                 except DataError as exc:
                     self._bad(record, exc)
-            offsets = {(r.topic, r.partition or 0): r.offset + 1 for r in records}
+            offsets = _next_offsets(records)
             caught_up = len(records) < self._largest_put
             self._largest_put = max(self._largest_put, len(records))
             size = self.config.batch_size
