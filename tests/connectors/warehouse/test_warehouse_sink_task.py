@@ -261,3 +261,18 @@ def test_offsets_of_a_transaction_in_flight_wait_for_its_commit(target: Target) 
     assert task.pre_commit({tp: 6}) == {tp: 6}
     assert task.transactions == 2
     assert target.rows(task, "SELECT id FROM orders ORDER BY id") == [(0,), (1,), (4,), (5,)]
+
+
+def test_whole_puts_of_one_schema_take_the_batch_path(target: Target) -> None:
+    task = target.task(**{"auto.create": "true"})
+    task.put([order(i, i, f"n{i}") for i in range(3)])  # first sight of the schema: per record
+    assert task.builder.build_run([order(3, 3, "x"), order(4, 4, "y")]) is not None
+    task.put([order(i, i, f"n{i}") for i in range(3, 6)])  # the batch path
+    other = struct(("id", INT64_SCHEMA), ("name", OPTIONAL_STRING_SCHEMA), name="orders.Value")
+    mixed = [order(6, 6, "a"), rec(7, {"id": 7, "name": "b"}, {"id": 7}, schema=other)]
+    assert task.builder.build_run(mixed) is None  # another schema object: record by record
+    task.put(mixed)
+    assert target.rows(task, "SELECT id, name FROM orders ORDER BY id") == [
+        *[(i, f"n{i}") for i in range(6)], (6, "a"), (7, "b")]  # fmt: skip
+    tp = TopicPartition("orders", 0)
+    assert task.pre_commit({tp: 8}) == {tp: 8}
