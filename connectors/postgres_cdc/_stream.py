@@ -74,7 +74,6 @@ class ChangeDecoder:
         self._last_commit_lsn = 0
         self._tx_source: dict[str, Any] = {}
         self._table_sources: dict[TableSchema, dict[str, Any]] = {}  # of the open transaction
-        self._emit_creates = "c" not in skipped
         self._skip_upto = 0  # records of the open transaction already emitted before a restart
 
     def reset(self, resume: Position) -> None:
@@ -83,11 +82,15 @@ class ChangeDecoder:
         self.relations.clear()
 
     def handle(self, lsn: int, payload: bytes, out: list[SourceRecord]) -> None:
-        if payload[0] == 73 and self._tx is not None:  # 'I': the hot path, no message object
+        kind = payload[0]
+        # The hot paths, without a message object: inserts, and updates that carry no old
+        # tuple (no key change under REPLICA IDENTITY DEFAULT), i.e. a new tuple at byte 6.
+        if (kind == 73 or (kind == 85 and payload[5] == 78)) and self._tx is not None:
             schema = self.relations.get(_RELID.unpack_from(payload, 1)[0])
-            if schema is not None and self._emit_creates:
-                new, _ = pg.read_tuple(payload, 6)  # payload[5] == 'N'
-                self._emit(schema, "c", None, schema.row(new), None, lsn, out)
+            op = "c" if kind == 73 else "u"
+            if schema is not None and op not in self._skipped:
+                new, _ = pg.read_tuple(payload, 6)
+                self._emit(schema, op, None, schema.row(new), None, lsn, out)
             return
         msg = pg.decode(payload)
         if isinstance(msg, pg.Insert | pg.Update | pg.Delete):

@@ -51,6 +51,15 @@ def insert(i: int, pad: str | None = "x") -> bytes:
     return b"I" + struct.pack(">I", RELID) + b"N" + tuple_data([str(i), str(i % 7), pad])
 
 
+def update(i: int, old_key: int | None = None) -> bytes:
+    new = tuple_data([str(i), "99", "u"])
+    if old_key is None:
+        return b"U" + struct.pack(">I", RELID) + b"N" + new
+    return (
+        b"U" + struct.pack(">I", RELID) + b"K" + tuple_data([str(old_key), None, None]) + b"N" + new
+    )
+
+
 def delete(i: int) -> bytes:
     return b"D" + struct.pack(">I", RELID) + b"K" + tuple_data([str(i), None, None])
 
@@ -138,3 +147,21 @@ def test_make_record_defaults() -> None:
     assert r == SourceRecord(
         topic="t", value="v", source_partition={"p": 1}, source_offset={"o": 2}
     )
+
+
+def test_updates_with_and_without_a_key_change() -> None:
+    d = decoder()
+    out: list[SourceRecord] = []
+    for lsn, m in enumerate([begin(300, 9), update(5), update(6, old_key=2), commit(300)]):
+        d.handle(lsn, m, out)
+    assert [(r.value and r.value["op"], r.key) for r in out] == [
+        ("u", {"id": 5}), ("d", {"id": 2}), (None, {"id": 2}), ("c", {"id": 6}),
+    ]  # fmt: skip
+    assert out[0].value["before"] is None
+    assert out[0].value["after"] == {"id": 5, "v": 99, "pad": "u"}
+    assert [r.source_offset["event_serial_no"] for r in out] == [1, 2, 3, 4]
+    skipped = decoder(skipped={"u"})
+    out = []
+    for lsn, m in enumerate([begin(300, 9), update(5), commit(300)]):
+        skipped.handle(lsn, m, out)
+    assert out == []
