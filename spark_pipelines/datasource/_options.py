@@ -93,6 +93,18 @@ class Options:
             ) from None
         return Subscription(assign=pairs)
 
+    def json_fields(self) -> tuple[str, ...]:
+        """``valueJsonFields``: names parsed from JSON values into column ``value_json``."""
+        value = self.get("valueJsonFields")
+        if value is None:
+            return ()
+        fields = tuple(f.strip() for f in value.split(","))
+        if not all(fields) or len(set(fields)) != len(fields):
+            raise OptionError(
+                f"option valueJsonFields must be distinct comma-separated names, not {value!r}"
+            )
+        return fields
+
     def offsets_spec(self, key: str, default: str) -> str | Offsets:
         """``earliest``, ``latest`` or the parsed per-partition JSON of option ``key``."""
         value = (self.get(key) or default).strip()

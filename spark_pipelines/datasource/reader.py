@@ -43,11 +43,12 @@ class TopicRange(InputPartition):
     partition: int
     start: int
     end: int
+    json_fields: tuple[str, ...] = ()
 
 
 def _read(part: TopicRange) -> Iterator[pa.RecordBatch]:
     yield from _kafka.read_range(
-        part.kafka_config, part.topic, part.partition, part.start, part.end
+        part.kafka_config, part.topic, part.partition, part.start, part.end, part.json_fields
     )
 
 
@@ -58,6 +59,7 @@ class _Planner:
         self.opts = Options(options)
         self.kafka_config = self.opts.kafka_config()
         self.subscription = self.opts.subscription()
+        self.json_fields = self.opts.json_fields()
 
     def snapshot(self) -> tuple[list[tuple[str, int]], dict[tuple[str, int], tuple[int, int]]]:
         client = _kafka.consumer(self.kafka_config)
@@ -87,7 +89,9 @@ class _Planner:
             for p, stop in sorted(parts.items(), key=lambda kv: int(kv[0])):
                 begin = start.get(topic, {}).get(p, 0)
                 if stop > begin:
-                    out.append(TopicRange(self.kafka_config, topic, int(p), begin, stop))
+                    out.append(
+                        TopicRange(self.kafka_config, topic, int(p), begin, stop, self.json_fields)
+                    )
         return out
 
 

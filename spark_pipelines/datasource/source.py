@@ -2,9 +2,10 @@
 
 ``spark.dataSource.register(SluiceDataSource)`` once per session (``runner.build_session``
 does it); then ``spark.read.format("sluice")`` / ``readStream`` / ``write`` / ``writeStream``
-with the options of Spark's built-in Kafka source (see ``_options``). The schema is fixed —
-key, value, topic, partition, offset, timestamp, timestampType, headers — so a query written
-for ``format("kafka")`` runs unchanged on ``format("sluice")`` without the Kafka jars.
+with the options of Spark's built-in Kafka source (see ``_options``). The schema is that
+source's — key, value, topic, partition, offset, timestamp, timestampType, headers — so a query
+written for ``format("kafka")`` runs unchanged on ``format("sluice")`` without the Kafka jars;
+option ``valueJsonFields`` (ours) appends ``value_json``, the values parsed in the reader.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from spark_pipelines.datasource._kafka import SPARK_SCHEMA
+from spark_pipelines.datasource._kafka import spark_schema
+from spark_pipelines.datasource._options import Options
 
 
 class SluiceDataSource(DataSource):
@@ -31,7 +33,8 @@ class SluiceDataSource(DataSource):
         return "sluice"
 
     def schema(self) -> str:
-        return SPARK_SCHEMA
+        # The one extension: option valueJsonFields appends column value_json (see _json).
+        return spark_schema(Options(self.options).json_fields())
 
     def reader(self, schema: StructType) -> DataSourceReader:
         from spark_pipelines.datasource.reader import SluiceBatchReader
