@@ -52,6 +52,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from connectors.warehouse import sql
 from connectors.warehouse.config import WarehouseSinkConfig
 from connectors.warehouse.rows import RowBuilder, RowChange, where
 from connectors.warehouse.tables import Tables
@@ -72,6 +73,7 @@ _TRANSIENT = frozenset({"OperationalError", "InterfaceError"})
 _RECORD = frozenset({"DataError", "IntegrityError", "ProgrammingError", "NotSupportedError"})
 _SETUP_SQLSTATES = frozenset({"42501", "25006"})  # insufficient privilege, read-only transaction
 _PARTITION, _TOPIC = attrgetter("partition"), attrgetter("topic")
+_SHAPE, _ACTION, _TABLE, _ROW = (attrgetter(a) for a in ("shape", "action", "table", "row"))
 _GROUP = 8  # a transaction grows to at most this many batch.size while the previous commits
 
 
@@ -119,6 +121,7 @@ class WarehouseSinkTask(SinkTask):
         self._inflight: tuple[Future[None], list[RowChange], dict[tuple[str, int], int]] | None
         self._inflight = None
         self._pool: ThreadPoolExecutor | None = None
+        self._copy_tx: Any = None  # formats COPY rows in the task thread (PostgreSQL)
         self._largest_put = 0
         self.rows_written = 0
         self.transactions = 0
@@ -143,6 +146,7 @@ class WarehouseSinkTask(SinkTask):
                 "connection.password, and that the database accepts connections from here"
             ) from None
         self.builder = RowBuilder(self.config)
+        self._copy_tx = sql.copy_transformer(self._connection())
         self._pool = ThreadPoolExecutor(1, thread_name_prefix=f"{self.ident}-writer")
         self.tables = Tables(self.engine, self._ddl_connection,
                              auto_create=self.config.auto_create,
@@ -243,6 +247,9 @@ class WarehouseSinkTask(SinkTask):
         """Hands every pending change to the writer thread as one transaction, after
         collecting the one in flight (waiting for it). ``offsets``: the calling put's, which
         become pending only once the collection did not raise."""
+        # Formatted before waiting, so that it overlaps the transaction in flight. Collecting
+        # does not change the pending list unless it raises (then the text is not used).
+        text = self._format_copy(self._pending)
         self._collect(block=True)
         if offsets:
             self._pending_offsets.update(offsets)
@@ -251,13 +258,30 @@ class WarehouseSinkTask(SinkTask):
         changes, self._pending = self._pending, []
         offsets, self._pending_offsets = self._pending_offsets, {}
         assert self._pool is not None
-        self._inflight = (self._pool.submit(self._apply, changes), changes, offsets)
+        self._inflight = (self._pool.submit(self._apply, changes, text), changes, offsets)
 
-    def _apply(self, changes: list[RowChange]) -> None:
+    def _format_copy(self, changes: list[RowChange]) -> bytes | None:
+        """On PostgreSQL, the COPY text of a batch of one table, action and shape, formatted
+        here so that the writer thread, while this runs, only waits for the database."""
+        tx = self._copy_tx
+        n = len(changes)
+        if tx is None or n < 2:
+            return None
+        first = changes[0]
+        if list(map(id, map(_SHAPE, changes))).count(id(first.shape)) != n or \
+                list(map(_ACTION, changes)).count("write") != n or \
+                list(map(_TABLE, changes)).count(first.table) != n:  # fmt: skip
+            return None
+        try:
+            return sql.format_copy(list(map(_ROW, changes)), tx)
+        except Exception:  # e.g. a value no dumper takes: the COPY itself will say so
+            return None
+
+    def _apply(self, changes: list[RowChange], copy_text: bytes | None = None) -> None:
         """One transaction of ``changes``; runs on the writer thread."""
         conn = self._connection()
         with conn.begin():
-            self.writer.apply(conn, changes)
+            self.writer.apply(conn, changes, copy_text)
 
     def _collect(self, block: bool) -> None:
         """Settles the transaction in flight (if finished, or waiting when ``block``): marks

@@ -64,7 +64,13 @@ def _copy_into(conn: sa.Connection, target: str, names: list[str], rows: Rows) -
     raw = conn.connection.driver_connection
     assert raw is not None
     stmt = f"COPY {target} ({cols}) FROM STDIN"
+    pre = conn.info.get("sluice_copy_text")
     with raw.cursor() as cur, cur.copy(stmt) as copy:  # type: ignore[attr-defined]
+        if pre is not None and pre[0] is rows[0] and pre[1] == len(rows):
+            text = memoryview(pre[2])  # these rows, formatted by the task (format_copy)
+            for i in range(0, len(text), _COPY_BLOCK):
+                copy.write(text[i : i + _COPY_BLOCK])
+            return
         transformer = getattr(getattr(copy, "formatter", None), "transformer", None)
         if _format_row_text is None or transformer is None:  # pragma: no cover - other psycopg
             write = copy.write_row
@@ -85,6 +91,34 @@ def _copy_into(conn: sa.Connection, target: str, names: list[str], rows: Rows) -
 
 
 _COPY_BLOCK = 1 << 20
+
+
+def copy_transformer(conn: sa.Connection) -> Any | None:
+    """A psycopg Transformer with the adapters the task's connections use, for formatting
+    COPY rows outside the connection's thread (``format_copy``); None where that does not
+    apply: not psycopg, a client encoding other than UTF-8 (the Transformer has no
+    connection, so it writes UTF-8), or another psycopg without the formatter."""
+    if conn.dialect.name != "postgresql" or not _psycopg(conn) or _format_row_text is None:
+        return None
+    raw: Any = conn.connection.driver_connection
+    if raw is None or raw.info.encoding != "utf-8":
+        return None
+    from psycopg.adapt import Transformer
+
+    adapters = getattr(conn.dialect, "_psycopg_adapters_map", None)
+    return Transformer(adapters) if adapters is not None else Transformer()
+
+
+def format_copy(rows: Rows, transformer: Any) -> bytes:
+    """``rows`` as COPY text, exactly as ``_copy_into`` would send them (columns in the
+    first row's order). Any error is the caller's: it then lets the COPY format the rows."""
+    assert _format_row_text is not None
+    fmt, block = _format_row_text, bytearray()
+    for row in rows:
+        fmt(tuple(row.values()), transformer, block)
+    return bytes(block)
+
+
 try:  # psycopg 3's row formatter (C with psycopg[binary]); internal, hence the fallback
     from psycopg._copy_base import format_row_text as _format_row_text
 except ImportError:  # pragma: no cover

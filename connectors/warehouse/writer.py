@@ -36,10 +36,24 @@ class BatchWriter:
     def __init__(self, tables: Tables, insert_mode: str, batch_size: int) -> None:
         self.tables, self.insert_mode, self.batch_size = tables, insert_mode, batch_size
 
-    def apply(self, conn: sa.Connection, changes: Sequence[RowChange]) -> None:
+    def apply(self, conn: sa.Connection, changes: Sequence[RowChange],
+              copy_text: bytes | None = None) -> None:  # fmt: skip
+        """``copy_text``: every change's row formatted for COPY (``sql.format_copy``), used
+        if a COPY gets exactly those rows (one table and shape, no key collapsed)."""
         sql.begin(conn)
         if not changes:
             return
+        info = conn.info  # held: after a lost connection, conn.info itself raises
+        if copy_text is None:
+            info.pop("sluice_copy_text", None)
+        else:
+            info["sluice_copy_text"] = (changes[0].row, len(changes), copy_text)
+        try:
+            self._apply(conn, changes)
+        finally:
+            info.pop("sluice_copy_text", None)
+
+    def _apply(self, conn: sa.Connection, changes: Sequence[RowChange]) -> None:
         by_table: dict[str, list[RowChange]] | None = None
         first = changes[0]
         # The usual batch, one table and no truncate, is found in C (no loop per change).

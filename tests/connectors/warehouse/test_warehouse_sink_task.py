@@ -276,3 +276,20 @@ def test_whole_puts_of_one_schema_take_the_batch_path(target: Target) -> None:
         *[(i, f"n{i}") for i in range(6)], (6, "a"), (7, "b")]  # fmt: skip
     tp = TopicPartition("orders", 0)
     assert task.pre_commit({tp: 8}) == {tp: 8}
+
+
+def test_rows_formatted_by_the_task_for_copy_read_back_the_same(target: Target) -> None:
+    task = target.task(**{"auto.create": "true"})
+    tricky = ["tab\there", "new\nline", "back\\slash", "\\N", "", "ünïcode ✓", "cr\rlf"]
+    task.put([rec(i, {"id": i, "text": s, "f": i / 3, "ok": i % 2 == 0, "n": None if i else 1})
+              for i, s in enumerate(tricky)])  # fmt: skip
+    task.put(
+        [
+            rec(len(tricky) + i, {"id": 100 + i, "text": s, "f": -0.0, "ok": False, "n": 2})
+            for i, s in enumerate(tricky)
+        ]
+    )  # same shape: a batch of rows formatted at once
+    rows = target.rows(task, "SELECT id, text, f, ok, n FROM orders ORDER BY id")
+    assert rows[: len(tricky)] == [
+        (i, s, i / 3, i % 2 == 0, None if i else 1) for i, s in enumerate(tricky)]  # fmt: skip
+    assert [r[1] for r in rows[len(tricky) :]] == tricky
