@@ -106,3 +106,16 @@ def _compile(
     body.append("    return True")
     source.append("\n".join(body))
     return f"check{n}"
+
+
+def walk_output_is_orjson_safe(schema: Schema) -> bool:
+    """Whether orjson writes whatever the generic walk makes of a ``schema`` value exactly as
+    the stdlib encoder does: true when no float type occurs anywhere in the schema (the walk
+    then yields only dicts with str keys, lists, str, bool, None and range-checked ints;
+    bytes and decimals are base64 text by then). Callers also exclude NUMERIC decimals
+    (marker strings replaced after encoding) and fall back on any orjson error."""
+    if schema.type in (Type.FLOAT32, Type.FLOAT64):
+        return False
+    children = [f.schema for f in schema.fields]
+    children += [s for s in (schema.key, schema.value) if s is not None]
+    return all(walk_output_is_orjson_safe(c) for c in children)

@@ -63,6 +63,7 @@ class _Writer(NamedTuple):
     head: bytes  # b'{"schema":<schema json>,"payload":'
     encode: _json_data.Codec
     passthrough: _passthrough.Check | None
+    orjson_safe: bool  # the generic walk's output may be written by orjson
 
 
 class _Reader(NamedTuple):
@@ -109,7 +110,8 @@ class _JsonCodec:
             schema, numeric_decimals=self.numeric, replace_null=self.replace_null
         )
         quick = _passthrough.checker(schema, replace_null=self.replace_null, floats=True)
-        entry = self._writers[id(schema)] = _Writer(schema, head, enc, quick)
+        safe = not self.numeric and _passthrough.walk_output_is_orjson_safe(schema)
+        entry = self._writers[id(schema)] = _Writer(schema, head, enc, quick, safe)
         return entry
 
     def dumps(self, schema: Schema | None, value: Any) -> bytes:
@@ -128,6 +130,13 @@ class _JsonCodec:
                 else:
                     return _join((head, data, b"}")) if self.schemas_enable else data
             body = writer.encode(value)
+            if writer.orjson_safe:  # e.g. rows with bytes or decimals: walked, then orjson
+                try:
+                    data = _orjson_dumps(body)
+                except orjson.JSONEncodeError:
+                    pass
+                else:
+                    return _join((head, data, b"}")) if self.schemas_enable else data
         try:
             text = _ENCODER.encode(body)
         except (TypeError, ValueError) as exc:

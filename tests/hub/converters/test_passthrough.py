@@ -8,8 +8,10 @@ encoder, or raises the same DataError; reading gives what the generic decoder gi
 
 from __future__ import annotations
 
+import decimal
 import enum
 import json
+import re
 from typing import Any
 
 import pytest
@@ -18,8 +20,9 @@ from hypothesis import strategies as st
 
 from hub.api import DataError
 from hub.api.schema import Field, Schema, Type
-from hub.converters import _json_data, _passthrough
+from hub.converters import _json_data, _passthrough, logical
 from hub.converters.json import _ENCODER, JsonConverter
+from tests.hub.converters import test_json_roundtrip_property as roundtrip
 
 BOUNDS = {Type.INT8: 7, Type.INT16: 15, Type.INT32: 31, Type.INT64: 63}
 # where exponent notation starts (1e-4, 1e16) on both sides, non-finite values, subnormals
@@ -250,3 +253,51 @@ def test_floats_write_the_same_text_either_way(value: float) -> None:
     converter = JsonConverter({}, is_key=False)
     got = converter.from_connect("t", schema, {"f": value, "g": value})
     assert got == generic(converter, schema, {"f": value, "g": value})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), st.booleans())
+def test_walked_values_written_by_orjson_match_the_stdlib(
+    data: st.DataObject, envelope: bool
+) -> None:
+    """Any schema (bytes, decimals, temporal types, arrays, maps): when the generic walk runs
+    and the schema has no floats, orjson writes its output; the bytes must not change."""
+    schema = data.draw(roundtrip.schemas())
+    value = data.draw(roundtrip.values(schema))
+    converter = JsonConverter({"schemas.enable": envelope}, is_key=False)
+    assert converter.from_connect("t", schema, value) == generic(converter, schema, value)
+    numeric = JsonConverter({"decimal.format": "NUMERIC"}, is_key=False)
+    assert numeric.from_connect("t", schema, value) == generic_numeric(numeric, schema, value)
+
+
+def generic_numeric(converter: JsonConverter, schema: Schema, value: Any) -> bytes | str:
+    out = generic(converter, schema, value)
+    if isinstance(out, bytes) and b"\\u0000decimal:" in out:
+        text = re.sub(r'"\\u0000decimal:([-0-9.Ee+]+)"', r"\1", out.decode())
+        return text.encode()
+    return out
+
+
+def test_rows_with_bytes_and_decimals_take_orjson_after_the_walk() -> None:
+    row = Schema(
+        Type.STRUCT,
+        fields=(
+            Field("blob", Schema(Type.BYTES)),
+            Field("amount", logical.decimal_schema(2)),
+            Field("name", Schema(Type.STRING)),
+        ),
+    )
+    converter = JsonConverter({}, is_key=False)
+    writer = converter.codec._writer(row)
+    assert writer.passthrough is None and writer.orjson_safe
+    value = {"blob": b"\x00\x01", "amount": decimal.Decimal("12.34"), "name": "é"}
+    assert converter.from_connect("t", row, value) == generic(converter, row, value)
+    floats = Schema(
+        Type.STRUCT, fields=(Field("x", Schema(Type.ARRAY, value=Schema(Type.FLOAT64))),)
+    )
+    assert not converter.codec._writer(floats).orjson_safe
+    assert (
+        not JsonConverter({"decimal.format": "NUMERIC"}, is_key=False)
+        .codec._writer(row)
+        .orjson_safe
+    )
