@@ -86,9 +86,9 @@ class _JsonCodec:
     Payloads that are structs of ints, strings, booleans and (writing) plain floats (change
     events, most source records) take a faster path both ways: ``_passthrough`` checks that
     the value is already its own JSON form and orjson writes or reads it, with no per-field
-    walk. Everything else,
-    and every error, goes through the generic ``_json_data`` walk and the stdlib encoder, so
-    the bytes and the errors are the same either way.
+    walk. Everything else, and every error, goes through the generic ``_json_data`` walk,
+    whose output orjson writes too when the schema has no floats (else the stdlib encoder),
+    so the bytes and the errors are the same either way.
     """
 
     def __init__(self, config: JsonConverterConfig) -> None:
