@@ -89,8 +89,10 @@ class ChangeDecoder:
             schema = self.relations.get(_RELID.unpack_from(payload, 1)[0])
             op = "c" if kind == 73 else "u"
             if schema is not None and op not in self._skipped:
-                new, _ = pg.read_tuple(payload, 6)
-                self._emit(schema, op, None, schema.row(new), None, lsn, out)
+                row = pg.read_row(payload, 6, schema.column_names, schema.row_converters)
+                if row is None:  # TOASTed or not matching the relation: the general path
+                    row = schema.row(pg.read_tuple(payload, 6)[0])
+                self._emit(schema, op, None, row, None, lsn, out)
             return
         msg = pg.decode(payload)
         if isinstance(msg, pg.Insert | pg.Update | pg.Delete):

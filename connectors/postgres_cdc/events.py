@@ -127,6 +127,9 @@ class TableSchema:
             self._converters.append((col.name, None if convert is str else convert, schema.type))
         self._names = [col.name for col in self.columns]
         self._converted = [(name, conv) for name, conv, _ in self._converters if conv is not None]
+        # for pgoutput.read_row: column names and text converters (None = keep the text)
+        self.column_names = tuple(self._names)
+        self.row_converters = tuple(conv for _, conv, _ in self._converters)
         self.has_primary_key = any(c.is_key for c in self.columns)
         key_idx = [i for i, c in enumerate(self.columns) if c.is_key]
         self._key_names = [self.columns[i].name for i in (key_idx or range(len(self.columns)))]

@@ -13,7 +13,9 @@ decode to None and are skipped.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 _I64 = struct.Struct(">q")
 _U64 = struct.Struct(">Q")
@@ -132,6 +134,38 @@ def read_tuple(buf: bytes, pos: int) -> tuple[Tuple, int]:
         else:  # 'b' binary is never requested (binary option off)
             raise ValueError(f"unsupported tuple value kind {chr(kind)!r}")
     return out, pos
+
+
+def read_row(
+    buf: bytes,
+    pos: int,
+    names: Sequence[str],
+    converters: Sequence[Callable[[str], Any] | None],
+) -> dict[str, Any] | None:
+    """TupleData at ``pos`` straight into ``{column: value}``, each text through its
+    converter (None = keep the text); the hot path of inserts and updates, with no list in
+    between. None when the tuple is not plain (an unchanged TOAST value, or a column count
+    other than ``len(names)``): the caller then takes ``read_tuple`` + ``TableSchema.row``,
+    which give the same dict for plain tuples."""
+    (ncols,) = _I16.unpack_from(buf, pos)
+    if ncols != len(names):
+        return None
+    pos += 2
+    row: dict[str, Any] = {}
+    unpack_len = _I32.unpack_from
+    for name, convert in zip(names, converters, strict=True):
+        kind = buf[pos]
+        if kind == 116:  # 't' text
+            (length,) = unpack_len(buf, pos + 1)
+            pos += 5 + length
+            text = buf[pos - length : pos].decode()
+            row[name] = text if convert is None else convert(text)
+        elif kind == 110:  # 'n' null
+            pos += 1
+            row[name] = None
+        else:
+            return None
+    return row
 
 
 def decode(buf: bytes) -> Message | None:

@@ -165,3 +165,16 @@ def test_updates_with_and_without_a_key_change() -> None:
     for lsn, m in enumerate([begin(300, 9), update(5), commit(300)]):
         skipped.handle(lsn, m, out)
     assert out == []
+
+
+def test_read_row_matches_read_tuple_then_row() -> None:
+    from connectors.postgres_cdc import pgoutput as pg
+
+    names, convs = SCHEMA.column_names, SCHEMA.row_converters
+    for values in (["1", "2", "x"], ["7", None, None], ["-5", "0", "é \u2028"]):
+        data = tuple_data(values)
+        assert pg.read_row(data, 0, names, convs) == SCHEMA.row(pg.read_tuple(data, 0)[0])
+    toast = struct.pack(">h", 3) + b"t" + struct.pack(">i", 1) + b"1" + b"n" + b"u"
+    assert pg.read_row(toast, 0, names, convs) is None
+    assert SCHEMA.row(pg.read_tuple(toast, 0)[0])["pad"] == "__debezium_unavailable_value"
+    assert pg.read_row(tuple_data(["1", "2"]), 0, names, convs) is None  # column count differs
