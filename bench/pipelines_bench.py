@@ -12,12 +12,19 @@ All in one run, over the same rows:
 4. **log_aggregation --once**: the template (JSON parse, 1-minute windows by level/service,
    watermark) to Parquet, through the streaming reader with the availableNow trigger.
 Rates are rows per second of wall time for the job, after the SparkSession is up (start-up is
-reported apart). Targets: ceiling >= 50% of Arrow; template >= 200k rows/s on local[2].
+reported apart). Each workload first runs once unmeasured: that run pays one-off JVM costs
+(class loading, JIT compilation of the query's generated code, Python workers starting), which
+on two busy cores were most of a first template run; the first template run (a fresh
+checkpoint over the same rows, like every template run here) is reported apart. Then Arrow and
+the data source alternate ``--repeat`` times and the template runs ``--repeat - 1`` times; the
+best run of each is its rate. Targets: ceiling >= 50% of Arrow; template >= 200k rows/s on
+local[2].
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import os
@@ -139,8 +146,11 @@ def main() -> None:
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--partitions", type=int, default=2)
     ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per workload, >= 2 (best counts)")
     ap.add_argument("--markdown", type=Path)
     args = ap.parse_args()
+    if args.repeat < 2:
+        ap.error("--repeat must be >= 2")
     logging.basicConfig(level=logging.WARNING)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     work = Path(tempfile.mkdtemp(prefix="pipelines-bench-"))
@@ -179,24 +189,35 @@ def main() -> None:
             )
             df.write.format("noop").mode("overwrite").save()
 
-        cfg = log_aggregation.Config.model_validate(
-            {
-                "input": {"bootstrap_servers": broker.bootstrap, "topics": [topic]},
-                "checkpoint_dir": str(work / "ckpt"),
-                "output_path": str(work / "counts"),
-                "window": "1 minute",
-                "watermark": "1 minute",
-            }
-        )
+        def template(run: str) -> runner.RunResult:
+            # A fresh checkpoint and output per run: each reads all the rows from earliest.
+            cfg = log_aggregation.Config.model_validate(
+                {
+                    "input": {"bootstrap_servers": broker.bootstrap, "topics": [topic]},
+                    "checkpoint_dir": str(work / f"ckpt-{run}"),
+                    "output_path": str(work / f"counts-{run}"),
+                    "window": "1 minute",
+                    "watermark": "1 minute",
+                }
+            )
+            result = runner.run(lambda s, c: log_aggregation.start(s, cfg, c), spark, once=True)
+            assert result.rows == args.lines, result
+            return result
 
-        def template() -> runner.RunResult:
-            return runner.run(lambda s, c: log_aggregation.start(s, cfg, c), spark, once=True)
-
+        load_start = os.getloadavg()[0]
         timed(arrow)  # warm-up: Python workers forked, data source classes shipped
-        arrow_s, _ = timed(arrow)
-        ceiling_s, _ = timed(ceiling)
-        template_s, result = timed(template)
-        assert isinstance(result, runner.RunResult) and result.rows == args.lines, result
+        timed(ceiling)
+        # Alternating repeats, best of each: other jobs on a shared machine slow single runs
+        # by up to several times, and alternating exposes both workloads to the same load.
+        arrows, ceilings = [], []
+        for _ in range(args.repeat):
+            arrows.append(timed(arrow)[0])
+            ceilings.append(timed(ceiling)[0])
+        arrow_s, ceiling_s = min(arrows), min(ceilings)
+        cold_s, _ = timed(lambda: template("first"))
+        template_s = min(
+            timed(functools.partial(template, f"run{i}"))[0] for i in range(args.repeat - 1)
+        )
         spark.stop()
     finally:
         broker.close()
@@ -210,9 +231,13 @@ def main() -> None:
             ceiling_s,
             f">= 50% of Arrow: {arrow_s / ceiling_s:.0%}",
         ),
+        ("log_aggregation --once -> Parquet, first run", cold_s, "incl. one-off JVM costs"),
         ("log_aggregation --once -> Parquet", template_s, ">= 200k rows/s"),
     ]
-    table = Table(title=f"{n:,} log lines, {args.partitions} partitions, master {args.master}")
+    table = Table(
+        title=f"{n:,} log lines, {args.partitions} partitions, master {args.master},"
+        f" best of {args.repeat} (template: of {args.repeat - 1} after its first run)"
+    )
     for col in ("workload", "seconds", "rows/s", "target / ratio"):
         table.add_column(col)
     md = ["| workload | seconds | rows/s | target / ratio |", "|---|---|---|---|"]
@@ -221,13 +246,15 @@ def main() -> None:
         md.append(f"| {name} | {secs:.1f} | {n / secs:,.0f} | {note} |")
     machine = machine_summary(str(work))
     out.print(table)
+    load_end = os.getloadavg()[0]
+    loads = f"load average (1 min) {load_start:.1f} before the workloads, {load_end:.1f} after"
     out.print(f"SparkSession start-up {session_s:.1f}s (not in the rates). Machine: {machine}")
+    out.print(loads)
     if args.markdown:
-        load = os.getloadavg()
         md += [
             "",
             f"SparkSession start-up {session_s:.1f} s (not in the rates). Machine: {machine};"
-            f" load average at the end {load[0]:.1f}.",
+            f" {loads}.",
         ]
         args.markdown.write_text("\n".join(md) + "\n")
 
