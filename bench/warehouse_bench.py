@@ -10,7 +10,8 @@ Rows:
   COPY path). ``upsert, new keys`` / ``upsert, existing keys``: ``insert.mode=upsert``,
   ``pk.mode=record_key`` into an empty table, then the same keys again (every row updated).
   A ``WarehouseSinkTask`` is driven directly: ``put`` in batches of 500 (what the worker
-  delivers; one transaction each), then ``pre_commit``. Timed from the first put until
+  delivers; the task groups them into transactions of ``batch.size`` rows or more, see
+  docs/connectors/warehouse.md), then ``pre_commit``. Timed from the first put until
   pre_commit returns every offset, i.e. until every row is committed.
 - ``raw COPY, same rows``: psycopg 3 ``COPY ... FROM STDIN`` of the same column tuples into an
   identical table in one transaction: what the server and driver cost for these rows (run
