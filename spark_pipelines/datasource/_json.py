@@ -18,10 +18,9 @@ gives (PERMISSIVE mode, Spark 4), row for row:
 
 Fast path: the batch's values joined by newlines go through ``pyarrow.json`` with every field
 declared a string. It is taken only when that parse is unambiguous — no null value, every value
-starts with ``{`` and holds no line break, and the parse yields exactly one row per value —
-and Arrow rejects everything else (a non-string field value, a duplicate key, malformed JSON),
-so any doubt falls back to a per-row parse in Python for that batch, which follows the rules
-above.
+starts with ``{``, and the parse yields exactly one row per value — and Arrow rejects
+everything else (a non-string field value, a duplicate key, malformed JSON), so any doubt falls
+back to a per-row parse in Python for that batch, which follows the rules above.
 """
 
 from __future__ import annotations
@@ -66,12 +65,11 @@ def _parse_arrow(
 ) -> pa.StructArray | None:
     if column.null_count:
         return None
+    # Every value starts with "{", so each gives at least one non-blank line: one that parses
+    # (a row) or one that fails the whole parse. A value yielding two rows (a line break or a
+    # second object inside it) makes the count exceed len(values); blank pieces yield none.
+    # So equal counts mean row i is value i.
     if not pc.all(pc.starts_with(column, "{")).as_py():
-        return None
-    if (
-        pc.any(pc.match_substring(column, "\n")).as_py()
-        or pc.any(pc.match_substring(column, "\r")).as_py()
-    ):
         return None
     longest = pc.max(pc.binary_length(column)).as_py()
     try:

@@ -39,6 +39,8 @@ CASES: list[tuple[bytes | None, dict[str, str | None] | None]] = [
     (b'{"A":"upper"}', NULLS),
     (b'{"a":"\\u00e9\\n", "b": "tab\\t"}', {"a": "\u00e9\n", "b": "tab\t"}),
     (b'{\n "a": "pretty"\n}', {"a": "pretty", "b": None}),
+    (b'{"a":"x"}\n{"a":"y"}', {"a": "x", "b": None}),
+    (b'{"a":"t"}\r\n', {"a": "t", "b": None}),
     (b'{"a":false}', {"a": "false", "b": None}),
 ]
 
@@ -55,6 +57,11 @@ def test_each_value_alone(value, expected):
 def test_a_batch_mixing_every_case_keeps_rows_aligned():
     values = [v for v, _ in CASES] * 3
     assert _parse(values) == [e for _, e in CASES] * 3
+
+
+def test_line_breaks_inside_values_keep_rows_aligned():
+    values = [b'{"a":"1"}', b'{"a":"2"}\n\n', b'{"a":"3"}\n{"a":"extra"}', b'{"a":"4"}']
+    assert [r["a"] for r in _parse(values)] == ["1", "2", "3", "4"]
 
 
 def test_plain_objects_take_the_arrow_path(monkeypatch):
