@@ -143,6 +143,12 @@ class FileSinkTask(SinkTask):
 
     def put(self, records: Sequence[SinkRecord]) -> None:
         # Hot path: plain (topic, partition) tuples and str lines, encoded once per write.
+        if not records:
+            # The stream went quiet (the worker calls put([]) on an idle poll): write out what
+            # is buffered so the file shows it now, not at the next commit. Not fsynced: the
+            # sidecar written by flush still decides what survives a crash.
+            self._write()
+            return
         lines, written, as_json = self._buf, self._written_raw, self._json
         dedupe, seqs = self.config.dedupe, self._seqs
         size = 0

@@ -77,6 +77,18 @@ def test_small_buffer_writes_through_but_commits_only_after_flush(tmp_path):
     task.stop()
 
 
+def test_an_idle_put_writes_the_buffer_without_making_it_durable(tmp_path):
+    out = tmp_path / "out.txt"
+    task, _ = start(out)
+    task.put([rec(0, "quiet")])
+    assert out.read_text() == ""
+    task.put([])  # the worker's put on an idle poll
+    assert out.read_text() == "quiet\n"
+    assert task.durable_offsets == {}  # only flush fsyncs and records the sidecar
+    assert not Path(sidecar_path(str(out))).exists()
+    task.stop()
+
+
 def test_crash_before_flush_is_neither_lost_nor_repeated(tmp_path):
     out = tmp_path / "out.txt"
     task, _ = start(out, **{"buffer.bytes": "1"})
