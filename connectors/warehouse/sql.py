@@ -21,6 +21,9 @@ twice in a statement, so the caller collapses repeated keys first (last change w
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 import sqlalchemy as sa
@@ -64,13 +67,16 @@ def _copy_into(conn: sa.Connection, target: str, names: list[str], rows: Rows) -
     raw = conn.connection.driver_connection
     assert raw is not None
     stmt = f"COPY {target} ({cols}) FROM STDIN"
-    pre = conn.info.get("sluice_copy_text")
+    pre: Formatted | None = conn.info.get("sluice_copy_text")
+    if pre is not None and pre.first is rows[0] and pre.count == len(rows):
+        # These rows, formatted by the task (format_copy).
+        stmt += " (FORMAT BINARY)" if pre.binary else ""
+        with raw.cursor() as cur, cur.copy(stmt) as copy:  # type: ignore[attr-defined]
+            data = memoryview(pre.data)
+            for i in range(0, len(data), _COPY_BLOCK):
+                copy.write(data[i : i + _COPY_BLOCK])
+        return
     with raw.cursor() as cur, cur.copy(stmt) as copy:  # type: ignore[attr-defined]
-        if pre is not None and pre[0] is rows[0] and pre[1] == len(rows):
-            text = memoryview(pre[2])  # these rows, formatted by the task (format_copy)
-            for i in range(0, len(text), _COPY_BLOCK):
-                copy.write(text[i : i + _COPY_BLOCK])
-            return
         transformer = getattr(getattr(copy, "formatter", None), "transformer", None)
         if _format_row_text is None or transformer is None:  # pragma: no cover - other psycopg
             write = copy.write_row
@@ -109,20 +115,101 @@ def copy_transformer(conn: sa.Connection) -> Any | None:
     return Transformer(adapters) if adapters is not None else Transformer()
 
 
-def format_copy(rows: Rows, transformer: Any) -> bytes:
-    """``rows`` as COPY text, exactly as ``_copy_into`` would send them (columns in the
-    first row's order). Any error is the caller's: it then lets the COPY format the rows."""
-    assert _format_row_text is not None
-    fmt, block = _format_row_text, bytearray()
+@dataclass(frozen=True, slots=True)
+class Formatted:
+    """COPY data for ``count`` rows starting with the row object ``first``."""
+
+    first: dict[str, Any]
+    count: int
+    binary: bool
+    data: bytes
+
+
+# Column types (as SQLAlchemy compiles them for PostgreSQL) that binary COPY is used for, and
+# the Python types their values must have for it. Binary COPY has no per-field type: the
+# server reads each field with its column's own receive function, so the bytes must be
+# exactly that type's. Only types whose binary dumpers refuse what text COPY would refuse:
+# psycopg's int2/int4 dumpers truncate out-of-range ints and float4 turns 1e300 into
+# Infinity (the server rejects both as text), so those columns, like all others, go as text.
+_BINARY_KINDS = {"BIGINT": "int8", "DOUBLE PRECISION": "float8", "TEXT": "text",
+                 "BOOLEAN": "bool"}  # fmt: skip
+_BINARY_VALUES: dict[str, frozenset[type]] = {
+    "int8": frozenset({int}), "float8": frozenset({float, int}), "text": frozenset({str}),
+    "bool": frozenset({bool}),
+}  # fmt: skip
+_PLAIN = frozenset({int, float, str, bool})
+_NONE = type(None)
+
+
+def binary_kinds(table: sa.Table, names: Sequence[str], dialect: Any) -> tuple[str, ...] | None:
+    """The binary COPY type of each of ``names`` in ``table``, or None if one has none."""
+    kinds = []
+    for name in names:
+        column = table.c.get(name)
+        if column is None:
+            return None
+        compiled = column.type.compile(dialect=dialect).upper()
+        kind = _BINARY_KINDS.get(compiled) or ("text" if compiled.startswith("VARCHAR") else None)
+        if kind is None:
+            return None
+        kinds.append(kind)
+    return tuple(kinds)
+
+
+def format_copy(rows: Rows, transformer: Any, kinds: tuple[str, ...] | None) -> Formatted:
+    """``rows`` formatted for ``_copy_into`` (columns in the first row's order): binary when
+    ``kinds`` (``binary_kinds``) is given and every value has a Python type that kind takes,
+    else text exactly as the COPY itself would format it. Any error is the caller's: it then
+    lets the COPY format the rows."""
+    assert _format_row_text is not None and _format_row_binary is not None
+    if kinds is not None and _binary_fits(rows, kinds):
+        from psycopg.adapt import Transformer
+        from psycopg.pq import Format
+
+        tx = Transformer(transformer.adapters)
+        tx.set_dumper_types([tx.adapters.types[k].oid for k in kinds], Format.BINARY)
+        block = bytearray(_BINARY_SIGNATURE)
+        fmt = _format_row_binary
+        try:
+            for row in rows:
+                fmt(tuple(row.values()), tx, block)
+        except (TypeError, ValueError, OverflowError):  # e.g. an int into a text column
+            pass
+        else:
+            block += _BINARY_TRAILER
+            return Formatted(rows[0], len(rows), True, bytes(block))
+    block = bytearray()
+    fmt = _format_row_text
     for row in rows:
         fmt(tuple(row.values()), transformer, block)
-    return bytes(block)
+    return Formatted(rows[0], len(rows), False, bytes(block))
 
 
-try:  # psycopg 3's row formatter (C with psycopg[binary]); internal, hence the fallback
+def _binary_fits(rows: Rows, kinds: tuple[str, ...]) -> bool:
+    """No value the binary dumpers would take but text COPY would refuse: only plain ints,
+    floats, strings and bools in the batch (one pass over all values), strictly bools in
+    boolean columns (the dumper takes any truthy value) and no bool in numeric ones (it
+    would become 1). Wrong types otherwise make the dumpers raise (then text is used)."""
+    types = set(map(type, chain.from_iterable(map(dict.values, rows))))
+    types.discard(_NONE)
+    if not types <= _PLAIN:
+        return False
+    for name, kind in zip(rows[0], kinds, strict=True):
+        if kind == "bool" or (bool in types and kind != "text"):
+            column = set(map(type, map(itemgetter(name), rows)))
+            column.discard(_NONE)
+            if not column <= _BINARY_VALUES[kind]:
+                return False
+    return True
+
+
+try:  # psycopg 3's row formatters (C with psycopg[binary]); internal, hence the fallback
+    from psycopg._copy_base import format_row_binary as _format_row_binary
     from psycopg._copy_base import format_row_text as _format_row_text
 except ImportError:  # pragma: no cover
-    _format_row_text = None
+    _format_row_text = _format_row_binary = None
+_BINARY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00" + bytes(8)  # signature, flags, no extension
+_BINARY_TRAILER = b"\xff\xff"
 
 
 def upsert(conn: sa.Connection, table: sa.Table, rows: Rows, pk: Sequence[str],

@@ -37,17 +37,17 @@ class BatchWriter:
         self.tables, self.insert_mode, self.batch_size = tables, insert_mode, batch_size
 
     def apply(self, conn: sa.Connection, changes: Sequence[RowChange],
-              copy_text: bytes | None = None) -> None:  # fmt: skip
-        """``copy_text``: every change's row formatted for COPY (``sql.format_copy``), used
+              formatted: sql.Formatted | None = None) -> None:  # fmt: skip
+        """``formatted``: every change's row formatted for COPY (``sql.format_copy``), used
         if a COPY gets exactly those rows (one table and shape, no key collapsed)."""
         sql.begin(conn)
         if not changes:
             return
         info = conn.info  # held: after a lost connection, conn.info itself raises
-        if copy_text is None:
+        if formatted is None:
             info.pop("sluice_copy_text", None)
         else:
-            info["sluice_copy_text"] = (changes[0].row, len(changes), copy_text)
+            info["sluice_copy_text"] = formatted
         try:
             self._apply(conn, changes)
         finally:

@@ -293,3 +293,16 @@ def test_rows_formatted_by_the_task_for_copy_read_back_the_same(target: Target) 
     assert rows[: len(tricky)] == [
         (i, s, i / 3, i % 2 == 0, None if i else 1) for i, s in enumerate(tricky)]  # fmt: skip
     assert [r[1] for r in rows[len(tricky) :]] == tricky
+
+
+def test_a_bool_in_an_integer_column_is_still_a_bad_record(target: Target) -> None:
+    if target.kind != "postgresql":
+        pytest.skip("PostgreSQL's binary COPY is what could have written it as 1")
+    task = target.task(tolerate=True, **{"auto.create": "true"})
+    task.put([rec(0, {"id": 1, "n": 5}), rec(1, {"id": 2, "n": 6})])
+    task.flush({})
+    task.put([rec(2, {"id": 3, "n": True}), rec(3, {"id": 4, "n": 7})])  # not binary: text
+    task.flush({})
+    [(bad, _)] = task.context.reporter.reported  # type: ignore[attr-defined]
+    assert bad.offset == 2
+    assert target.rows(task, "SELECT id, n FROM orders ORDER BY id") == [(1, 5), (2, 6), (4, 7)]
