@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from decimal import Decimal
 from operator import itemgetter
 from typing import Any
 
@@ -137,7 +137,6 @@ _BINARY_VALUES: dict[str, frozenset[type]] = {
     "int8": frozenset({int}), "float8": frozenset({float, int}), "text": frozenset({str}),
     "bool": frozenset({bool}),
 }  # fmt: skip
-_PLAIN = frozenset({int, float, str, bool})
 _NONE = type(None)
 
 
@@ -186,18 +185,17 @@ def format_copy(rows: Rows, transformer: Any, kinds: tuple[str, ...] | None) -> 
 
 
 def _binary_fits(rows: Rows, kinds: tuple[str, ...]) -> bool:
-    """No value the binary dumpers would take but text COPY would refuse: only plain ints,
-    floats, strings and bools in the batch (one pass over all values), strictly bools in
-    boolean columns (the dumper takes any truthy value) and no bool in numeric ones (it
-    would become 1). Wrong types otherwise make the dumpers raise (then text is used)."""
-    types = set(map(type, chain.from_iterable(map(dict.values, rows))))
-    types.discard(_NONE)
-    if not types <= _PLAIN:
-        return False
+    """No value the binary dumpers would take but text COPY would refuse: strictly bools in
+    boolean columns (the dumper takes any truthy value), ints and floats in numeric ones (a
+    bool would become 1; the float8 dumper also takes a Decimal, which text COPY takes as
+    the same number). Text columns need no pass: the dumper refuses anything but str, and
+    then ``format_copy`` uses text."""
     for name, kind in zip(rows[0], kinds, strict=True):
-        if kind == "bool" or (bool in types and kind != "text"):
+        if kind != "text":
             column = set(map(type, map(itemgetter(name), rows)))
             column.discard(_NONE)
+            if kind == "float8":
+                column.discard(Decimal)
             if not column <= _BINARY_VALUES[kind]:
                 return False
     return True

@@ -38,3 +38,12 @@ def test_values_text_copy_would_refuse_go_as_text() -> None:
         out = fmt(rows)
         assert not out.binary, odd
         assert out.data.split(b"\n")[0] == b"1\t0.5\ta\tt"
+
+
+def test_a_decimal_is_binary_only_in_a_double_column() -> None:
+    import decimal
+
+    base = {"i": 1, "f": 0.5, "s": "a", "b": True}
+    assert fmt([base, {**base, "f": decimal.Decimal("1.5")}]).binary
+    assert not fmt([base, {**base, "b": decimal.Decimal("2")}]).binary
+    assert not fmt([base, {**base, "i": decimal.Decimal("2")}]).binary
