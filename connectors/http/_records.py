@@ -11,7 +11,6 @@ without its dataclass ``__init__``.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterator
 from datetime import datetime
@@ -20,6 +19,7 @@ from typing import Any
 import orjson
 
 from hub.api import SourceRecord
+from hub.api.slots import slot_setters
 
 _MISSING = object()
 
@@ -140,21 +140,12 @@ def key_of(record: Any, parts: tuple[str, ...]) -> Any:
     return resolve(record, parts) if parts else None
 
 
-def _slot_setters() -> tuple[Any, ...] | None:
-    """``SourceRecord``'s slot descriptors' ``__set__``, in ``_FIELDS`` order; None if the
-    dataclass no longer looks as expected (then ``new_record`` uses the constructor)."""
-    names = tuple(f.name for f in dataclasses.fields(SourceRecord))
-    if set(names) != set(_FIELDS) or hasattr(SourceRecord, "__post_init__"):
-        return None
-    setters = tuple(getattr(getattr(SourceRecord, n, None), "__set__", None) for n in _FIELDS)
-    return None if None in setters else setters
-
-
 _FIELDS = (
     "topic", "partition", "key", "value", "key_schema", "value_schema", "timestamp",
     "headers", "source_partition", "source_offset",
 )  # fmt: skip
-_SETTERS = _slot_setters()
+# None if the dataclass changed shape: ``new_record`` then uses the constructor.
+_SETTERS = slot_setters(SourceRecord, _FIELDS)
 _NO_HEADERS: tuple[Any, ...] = ()
 _NO_SOURCE: dict[str, Any] = {}  # shared, never mutated: records are read-only
 

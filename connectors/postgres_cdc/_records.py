@@ -10,11 +10,11 @@ constructor, so a change in ``hub.api`` costs speed, never correctness.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from hub.api import Schema, SourceRecord
+from hub.api.slots import slot_setters
 
 _FIELDS = (
     "topic", "partition", "key", "value", "key_schema", "value_schema", "timestamp", "headers",
@@ -38,16 +38,9 @@ def _constructor(
 
 
 def _slot_filler() -> Callable[..., SourceRecord] | None:
-    if {f.name for f in dataclasses.fields(SourceRecord)} != set(_FIELDS) or hasattr(
-        SourceRecord, "__post_init__"
-    ):
+    setters = slot_setters(SourceRecord, _FIELDS)
+    if setters is None:
         return None
-    setters: list[Callable[[Any, Any], None]] = []
-    for name in _FIELDS:
-        setter = getattr(getattr(SourceRecord, name, None), "__set__", None)
-        if setter is None:
-            return None
-        setters.append(setter)
     (set_topic, set_partition, set_key, set_value, set_kschema, set_vschema, set_ts,
      set_headers, set_spart, set_soff) = setters  # fmt: skip
     new = object.__new__

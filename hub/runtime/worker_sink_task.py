@@ -15,7 +15,6 @@ the same batch again after a backoff; any other exception fails the task. Every 
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from collections.abc import Mapping
@@ -35,6 +34,7 @@ from hub.api import (
     TopicPartition,
 )
 from hub.api.schema import OPTIONAL_BYTES_SCHEMA, OPTIONAL_STRING_SCHEMA
+from hub.api.slots import slot_setters
 from hub.converters.bytes import ByteArrayConverter
 from hub.converters.headers import SimpleHeaderConverter, StringHeaderConverter
 from hub.converters.string import StringConverter
@@ -61,36 +61,9 @@ _IMMUTABLE = frozenset({str, int, float, bool, type(None), bytes, Decimal})
 _HEADER_CACHE_MAX = 4096
 
 
-def _slot_setters(cls: type) -> tuple[tuple[str, Any], ...] | None:
-    """(field, slot setter) pairs to fill a frozen, slotted dataclass without its __init__
-    (which goes through object.__setattr__ once per field: ~1.5 µs per SinkRecord). None if
-    the class is not shaped so (then the normal constructor is used)."""
-    if not dataclasses.is_dataclass(cls) or hasattr(cls, "__post_init__"):
-        return None
-    out = []
-    for f in dataclasses.fields(cls):
-        setter = getattr(_class_attr(cls, f.name), "__set__", None)
-        if setter is None:
-            return None
-        out.append((f.name, setter))
-    return tuple(out)
-
-
-def _class_attr(cls: type, name: str) -> Any:
-    for klass in cls.__mro__:
-        if name in vars(klass):
-            return vars(klass)[name]
-    return None
-
-
-_SINK_SETTERS = _slot_setters(SinkRecord)
 _SINK_FIELD_ORDER = ("topic", "partition", "key", "value", "key_schema", "value_schema",
                      "timestamp", "headers", "offset", "timestamp_type")  # fmt: skip
-if _SINK_SETTERS is None or {n for n, _ in _SINK_SETTERS} != set(_SINK_FIELD_ORDER):
-    _SINK_SETTERS = None
-else:
-    _by_name = dict(_SINK_SETTERS)
-    _SINK_SETTERS = tuple((n, _by_name[n]) for n in _SINK_FIELD_ORDER)
+_SINK_SETTERS = slot_setters(SinkRecord, _SINK_FIELD_ORDER)
 
 
 def new_sink_record(
@@ -106,24 +79,24 @@ def new_sink_record(
                           timestamp_type=timestamp_type)  # fmt: skip
     record = object.__new__(SinkRecord)
     s = _SINK_SETTERS
-    s[0][1](record, topic)
-    s[1][1](record, partition)
-    s[2][1](record, key)
-    s[3][1](record, value)
-    s[4][1](record, key_schema)
-    s[5][1](record, value_schema)
-    s[6][1](record, timestamp)
-    s[7][1](record, headers)
-    s[8][1](record, offset)
-    s[9][1](record, timestamp_type)
+    s[0](record, topic)
+    s[1](record, partition)
+    s[2](record, key)
+    s[3](record, value)
+    s[4](record, key_schema)
+    s[5](record, value_schema)
+    s[6](record, timestamp)
+    s[7](record, headers)
+    s[8](record, offset)
+    s[9](record, timestamp_type)
     return record
 
 
 def _header_maker() -> Any:
     """``Header(key, value, schema)`` through its slot setters (~3x cheaper than the frozen
     dataclass ``__init__``); the constructor itself if Header is not shaped so."""
-    setters = [getattr(_class_attr(Header, n), "__set__", None) for n in ("key", "value", "schema")]
-    if hasattr(Header, "__post_init__") or any(s is None for s in setters):
+    setters = slot_setters(Header, ("key", "value", "schema"))
+    if setters is None:
         return Header
     set_key, set_value, set_schema = setters
     new = object.__new__
