@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 
 from aiokafka import AIOKafkaConsumer
 from aiokafka.structs import TopicPartition as AioTopicPartition
 from kafka import KafkaConsumer, TopicPartition
 from kafka.admin import KafkaAdminClient, MemberToRemove
 from kafka.errors import GroupSubscribedToTopicError, NoError
-from kafka.structs import OffsetAndMetadata
+from kafka.structs import MemberState, OffsetAndMetadata
 
 from tests.broker.coordinator.group_clients import create_topic, produce
 from tests.fixtures.broker import BrokerProcess
@@ -60,6 +62,48 @@ def test_kafka_python_two_groups_each_receive_everything(
             consumer.close()
 
 
+def settle(consumers: list[KafkaConsumer], settled: Callable[[], bool], timeout: float) -> None:
+    """Polls every consumer from its own thread until ``settled()`` holds (or the deadline).
+
+    kafka-python 3.0 only applies a JoinGroup/SyncGroup result that arrives while the
+    consumer is inside ``poll()``: if the join task completes between two polls, the next
+    poll sees a finished task and sends a fresh JoinGroup, discarding the result. A leader
+    doing that starts yet another rebalance (Kafka rebalances whenever the leader rejoins);
+    a follower gets the current generation back but can lose that race again. Polling two
+    consumers in turn from one thread leaves each outside ``poll()`` half of the time, so on
+    a loaded machine the group churned for the whole 30 s deadline, or the follower never
+    applied an assignment (2 partitions / none). One thread per consumer, always polling, is
+    how the client is meant to be driven and keeps each consumer inside ``poll()``.
+    """
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def run(consumer: KafkaConsumer) -> None:
+        try:
+            while not stop.is_set():
+                consumer.poll(timeout_ms=100, max_records=1)
+        except BaseException as exc:  # surfaced in the main thread below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(c,), daemon=True) for c in consumers]
+    for thread in threads:
+        thread.start()
+    try:
+        deadline = time.monotonic() + timeout
+        while not settled() and not errors:
+            assert time.monotonic() < deadline, "group never settled: " + ", ".join(
+                f"{c.group_metadata()} {sorted(tp.partition for tp in c.assignment())}"
+                for c in consumers
+            )
+            stop.wait(0.02)  # a polling interval for the condition, not synchronisation
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(10)
+    assert not errors, errors
+    assert not any(thread.is_alive() for thread in threads)
+
+
 def test_kafka_python_rebalance_and_resume(broker: BrokerProcess, topic_name: str) -> None:
     create_topic(broker.bootstrap, topic_name, 4)
     values = [f"v{i}" for i in range(80)]
@@ -67,15 +111,26 @@ def test_kafka_python_rebalance_and_resume(broker: BrokerProcess, topic_name: st
     group = f"{topic_name}-g"
     first = kafka_python_consumer(broker.bootstrap, group, topic_name)
     second = kafka_python_consumer(broker.bootstrap, group, topic_name)
-    deadline = time.monotonic() + 30
-    while True:
-        a, b = first.assignment(), second.assignment()
-        assert not a & b, f"{a & b} assigned to both members"
-        if len(a) == len(b) == 2:
-            break
-        assert time.monotonic() < deadline, f"no even split: {a} / {b}"
-        first.poll(timeout_ms=50, max_records=1)
-        second.poll(timeout_ms=50, max_records=1)
+
+    def even_split() -> bool:
+        """Both members applied the same generation's assignment: no rebalance is pending.
+
+        Two partitions each is not enough on its own: a member keeps its old partitions
+        while it rejoins (eager protocol), so the split can be seen mid-rebalance, and a
+        rebalance finishing during the drain below would replay records. For the same
+        reason the two views may overlap while the members rebalance, but not once settled.
+        """
+        a, b = first.group_metadata(), second.group_metadata()
+        return (
+            a.state == b.state == MemberState.STABLE
+            and a.generation_id == b.generation_id
+            and len(first.assignment()) == len(second.assignment()) == 2
+        )
+
+    # generous: settling takes well under a second when the machine is idle
+    settle([first, second], even_split, timeout=60)
+    assert even_split(), "a rebalance started after the group settled"
+    assert not first.assignment() & second.assignment(), "a partition assigned to both"
     # consume everything between them, committing as we go, then leave one by one
     first.seek_to_beginning()
     second.seek_to_beginning()
