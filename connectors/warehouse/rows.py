@@ -25,8 +25,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
-from operator import attrgetter
+from itertools import chain, repeat
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import sqlalchemy as sa
@@ -38,7 +38,7 @@ from hub.api import DataError, Schema, SinkRecord, Type
 
 log = logging.getLogger(__name__)
 
-_VALUE, _TOPIC = attrgetter("value"), attrgetter("topic")
+_VALUE, _TOPIC, _ROWS = attrgetter("value"), attrgetter("topic"), attrgetter("rows")
 _VALUE_SCHEMA, _KEY_SCHEMA = attrgetter("value_schema"), attrgetter("key_schema")
 
 
@@ -67,6 +67,60 @@ class RowChange:
     action: str  # "write" | "delete" | "truncate"
     row: dict[str, Any]  # column -> value; only the key columns for a delete
     shape: Shape
+
+
+@dataclass(slots=True)
+class RowRun:
+    """One put's worth of plain writes into one table with one shape, whose rows are the
+    records' value dicts themselves: what ``RowBuilder.build_run`` makes of a uniform put.
+
+    Why not one ``RowChange`` per record: creating them was the largest per-row cost of a
+    bulk insert (an object per record, and the garbage collector scanning them). A run keeps
+    the lists it was given; ``changes()`` makes the ``RowChange``s only where a path needs
+    them one by one (isolating a bad record, collapsing keys for an upsert, mixed batches).
+    It offers ``table``, ``shape``, ``action`` and ``record`` (its first record) like a
+    ``RowChange``, which is all ``Tables.ensure`` reads."""
+
+    records: list[SinkRecord]
+    table: str
+    rows: list[dict[str, Any]]
+    shape: Shape
+    action: str = "write"
+
+    @property
+    def record(self) -> SinkRecord:
+        return self.records[0]
+
+    def changes(self) -> list[RowChange]:
+        n = len(self.rows)
+        return list(map(RowChange, self.records, repeat(self.table, n), repeat("write", n),
+                        self.rows, repeat(self.shape, n)))  # fmt: skip
+
+
+def expand(items: Sequence[RowChange | RowRun]) -> list[RowChange]:
+    """``items`` with every run replaced by its changes, in order."""
+    if RowRun not in set(map(type, items)):
+        return list(items)  # type: ignore[arg-type]
+    out: list[RowChange] = []
+    for item in items:
+        if type(item) is RowRun:
+            out += item.changes()
+        else:
+            out.append(item)  # type: ignore[arg-type]
+    return out
+
+
+def rows_of(items: Sequence[RowChange | RowRun]) -> list[dict[str, Any]]:
+    """Every row of ``items`` in order: a run's rows, a change's row."""
+    if list(map(type, items)).count(RowRun) == len(items):
+        return list(chain.from_iterable(map(_ROWS, items)))
+    return list(chain.from_iterable(i.rows if type(i) is RowRun else (i.row,)  # type: ignore[union-attr]
+                                    for i in items))  # fmt: skip
+
+
+def count_rows(items: Sequence[RowChange | RowRun]) -> int:
+    """How many rows ``items`` hold (a run holds many)."""
+    return len(items) + sum(len(i.rows) - 1 for i in items if type(i) is RowRun)
 
 
 def where(record: SinkRecord) -> str:
@@ -124,29 +178,36 @@ class RowBuilder:
             self._schemas.extend((record.key_schema, record.value_schema))  # ids stay valid
         return change
 
-    def build_run(self, records: Sequence[SinkRecord]) -> list[RowChange] | None:
-        """The changes for all of ``records`` at once when ``build`` would take its hot path
-        for each with the value dict itself as the row (``pk.mode=none``, no adapters): one
-        topic, key and value schema objects of a known plan, dict values of the plan's size.
-        Checked and built in C-level passes; None when any record differs (the caller then
-        builds record by record, which also raises the DataErrors)."""
+    def build_run(self, records: Sequence[SinkRecord]) -> RowRun | None:
+        """All of ``records`` as one ``RowRun`` when ``build`` would take its hot path for
+        each with the value dict itself as the row: ``pk.mode`` none (or record_value with
+        every key field set), no adapters, one topic and value schema object of a known
+        plan (and one key schema object, unless the key is not used), dict values of the
+        plan's size. Checked in C-level passes; no object per record. None when any record
+        differs (the caller then builds record by record, which also raises DataErrors)."""
         first = records[0]
         plan = self._plans.get((first.topic, id(first.key_schema), id(first.value_schema)))
-        if plan is None or self.config.pk_mode != "none" or plan[1].adapters:
+        mode = self.config.pk_mode
+        if plan is None or plan[1].adapters or (mode != "none" and mode != "record_value"):
             return None
         n = len(records)
         values = list(map(_VALUE, records))
         if list(map(type, values)).count(dict) != n or list(map(len, values)).count(plan[2]) != n:
             return None
-        value_schemas = list(map(id, map(_VALUE_SCHEMA, records)))
-        key_schemas = list(map(id, map(_KEY_SCHEMA, records)))
-        if list(map(_TOPIC, records)).count(first.topic) != n or \
-                value_schemas.count(id(first.value_schema)) != n or \
-                key_schemas.count(id(first.key_schema)) != n:  # fmt: skip
+        schemas = list(map(id, map(_VALUE_SCHEMA, records)))
+        if schemas.count(id(first.value_schema)) != n or \
+                list(map(_TOPIC, records)).count(first.topic) != n:  # fmt: skip
             return None
-        table, shape = plan[0], plan[1]
-        return list(map(RowChange, records, repeat(table, n), repeat("write", n), values,
-                        repeat(shape, n)))  # fmt: skip
+        if mode != "none":
+            if list(map(id, map(_KEY_SCHEMA, records))).count(id(first.key_schema)) != n:
+                return None
+            for name in plan[1].pk:  # the general path raises the DataError for a missing one
+                try:
+                    if None in list(map(itemgetter(name), values)):
+                        return None
+                except KeyError:
+                    return None
+        return RowRun(list(records), plan[0], values, plan[1])
 
     def _fast_row(self, record: SinkRecord, value: dict[str, Any],
                   shape: Shape) -> dict[str, Any] | None:  # fmt: skip

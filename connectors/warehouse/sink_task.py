@@ -54,7 +54,15 @@ import sqlalchemy as sa
 
 from connectors.warehouse import sql
 from connectors.warehouse.config import WarehouseSinkConfig
-from connectors.warehouse.rows import RowBuilder, RowChange, where
+from connectors.warehouse.rows import (
+    RowBuilder,
+    RowChange,
+    RowRun,
+    count_rows,
+    expand,
+    rows_of,
+    where,
+)
 from connectors.warehouse.tables import Tables
 from connectors.warehouse.writer import BatchWriter
 from hub.api import (
@@ -74,6 +82,7 @@ _RECORD = frozenset({"DataError", "IntegrityError", "ProgrammingError", "NotSupp
 _SETUP_SQLSTATES = frozenset({"42501", "25006"})  # insufficient privilege, read-only transaction
 _PARTITION, _TOPIC = attrgetter("partition"), attrgetter("topic")
 _SHAPE, _ACTION, _TABLE, _ROW = (attrgetter(a) for a in ("shape", "action", "table", "row"))
+Pending = list[RowChange | RowRun]
 _GROUP = 8  # a transaction grows to at most this many batch.size while the previous commits
 
 
@@ -119,11 +128,12 @@ class WarehouseSinkTask(SinkTask):
         super().__init__(context)
         self.engine: sa.Engine | None = None
         self._conn: sa.Connection | None = None
-        self._pending: list[RowChange] = []  # built, not yet committed
+        self._pending: Pending = []  # built, not yet committed (a run is a put's worth)
+        self._pending_rows = 0  # rows in _pending
         self._pending_offsets: dict[tuple[str, int], int] = {}  # next offset once they are
         self._done: dict[TopicPartition, int] = {}  # next offset committed in the database
-        # The transaction on the writer thread: (its outcome, its changes, their offsets).
-        self._inflight: tuple[Future[None], list[RowChange], dict[tuple[str, int], int]] | None
+        # The transaction on the writer thread: (its outcome, its changes, their offsets, rows).
+        self._inflight: tuple[Future[None], Pending, dict[tuple[str, int], int], int] | None
         self._inflight = None
         self._pool: ThreadPoolExecutor | None = None
         self._copy_tx: Any = None  # formats COPY rows in the task thread (PostgreSQL)
@@ -204,11 +214,13 @@ class WarehouseSinkTask(SinkTask):
             run = self.builder.build_run(records) if len(records) > 1 else None
             if run is not None:
                 try:
-                    if ensure(run[0]) is not None:
-                        pending += run
+                    if ensure(run) is not None:  # type: ignore[arg-type]  # reads like a change
+                        pending.append(run)
+                        self._pending_rows += len(run.rows)
                         todo = ()  # all taken
                 except DataError:  # record by record below, which reports each one
                     pass
+            base = len(pending)
             for record in todo:
                 try:
                     change = build(record)
@@ -221,11 +233,13 @@ class WarehouseSinkTask(SinkTask):
                         pending.append(change)
                 except DataError as exc:
                     self._bad(record, exc)
+            self._pending_rows += len(pending) - base
             offsets = _next_offsets(records)
             caught_up = len(records) < self._largest_put
             self._largest_put = max(self._largest_put, len(records))
             size = self.config.batch_size
-            if caught_up or (len(pending) >= size and not self._committing(len(pending))):
+            rows = self._pending_rows
+            if caught_up or (rows >= size and not self._committing(rows)):
                 mine = len(pending) - mark
                 self._submit(offsets)
             else:
@@ -238,6 +252,7 @@ class WarehouseSinkTask(SinkTask):
                 if mine < 0:
                     mine = len(pending) - mark
                 del pending[len(pending) - mine :]
+                self._pending_rows = count_rows(pending)
             if isinstance(exc, sa.exc.DBAPIError):  # DDL or reflection failed
                 self._raise(exc, "preparing the table")
             raise
@@ -264,26 +279,30 @@ class WarehouseSinkTask(SinkTask):
         if not self._pending:
             return
         changes, self._pending = self._pending, []
+        rows, self._pending_rows = self._pending_rows, 0
         offsets, self._pending_offsets = self._pending_offsets, {}
         assert self._pool is not None
-        self._inflight = (self._pool.submit(self._apply, changes, text), changes, offsets)
+        self._inflight = (self._pool.submit(self._apply, changes, text), changes, offsets, rows)
 
-    def _format_copy(self, changes: list[RowChange]) -> sql.Formatted | None:
+    def _format_copy(self, changes: Pending) -> sql.Formatted | None:
         """On PostgreSQL, the COPY data of a batch of one table, action and shape, formatted
         here so that the writer thread, while this runs, only waits for the database. Binary
-        where every column's type allows it (cheaper to format and to parse), else text."""
+        where every column's type allows it (cheaper to format and to parse), else text.
+        Runs (``RowRun``) give their rows as they are."""
         tx = self._copy_tx
         n = len(changes)
-        if tx is None or n < 2:
+        if tx is None or not n:
             return None
         first = changes[0]
         if list(map(id, map(_SHAPE, changes))).count(id(first.shape)) != n or \
                 list(map(_ACTION, changes)).count("write") != n or \
                 list(map(_TABLE, changes)).count(first.table) != n:  # fmt: skip
             return None
-        rows = list(map(_ROW, changes))
+        rows = rows_of(changes) if RowRun in set(map(type, changes)) else list(map(_ROW, changes))
+        if len(rows) < 2:
+            return None
         try:
-            kinds = self._binary_kinds(first.table, tuple(first.row)) if self._binary else None
+            kinds = self._binary_kinds(first.table, tuple(rows[0])) if self._binary else None
             return sql.format_copy(rows, tx, kinds)
         except Exception:  # e.g. a value no dumper takes: the COPY itself will say so
             return None
@@ -299,7 +318,7 @@ class WarehouseSinkTask(SinkTask):
             hit = self._kinds[key] = (table, sql.binary_kinds(table, columns, self.engine.dialect))
         return hit[1]
 
-    def _apply(self, changes: list[RowChange], formatted: sql.Formatted | None = None) -> None:
+    def _apply(self, changes: Pending, formatted: sql.Formatted | None = None) -> None:
         """One transaction of ``changes``; runs on the writer thread."""
         conn = self._connection()
         with conn.begin():
@@ -313,7 +332,7 @@ class WarehouseSinkTask(SinkTask):
         if inflight is None or not (block or inflight[0].done()):
             return
         self._inflight = None
-        future, changes, offsets = inflight
+        future, changes, offsets, rows = inflight
         exc = future.exception()
         if exc is not None and self._binary and _sqlstate(exc) == "22P03":
             log.warning("[%s] the database refused binary COPY data (%s); using text from now "
@@ -322,17 +341,18 @@ class WarehouseSinkTask(SinkTask):
         if exc is not None and classify(exc) == "record":
             log.debug("[%s] batch of %d failed (%s); splitting", self.ident, len(changes),
                       describe(exc))  # fmt: skip
+            changes = expand(changes)
             try:
                 self._isolate(changes)
             except BaseException:
-                self._restore(changes, offsets)
+                self._restore(changes, offsets, rows)
                 raise
             exc = None
         elif exc is None:
-            self.rows_written += len(changes)
+            self.rows_written += rows
             self.transactions += 1
         if exc is not None:
-            self._restore(changes, offsets)
+            self._restore(changes, offsets, rows)
             self._raise(exc, "writing")
         done = self._done
         for (topic, partition), offset in offsets.items():
@@ -340,9 +360,11 @@ class WarehouseSinkTask(SinkTask):
             if offset > done.get(tp, -1):
                 done[tp] = offset
 
-    def _restore(self, changes: list[RowChange], offsets: dict[tuple[str, int], int]) -> None:
-        """A failed transaction's changes become pending again, ahead of the newer ones."""
+    def _restore(self, changes: Pending, offsets: dict[tuple[str, int], int], rows: int) -> None:
+        """A failed transaction's changes (``rows`` rows) become pending again, ahead of the
+        newer ones."""
         self._pending[:0] = changes
+        self._pending_rows += rows
         for key, offset in offsets.items():
             self._pending_offsets.setdefault(key, offset)  # a newer put's offset is higher
 
@@ -425,8 +447,9 @@ class WarehouseSinkTask(SinkTask):
         except RetriableError as exc:  # its changes are pending again; dropped below if gone
             log.warning("[%s] %s", self.ident, exc)
         gone = {(tp.topic, tp.partition) for tp in partitions}
-        self._pending = [c for c in self._pending
+        self._pending = [c for c in expand(self._pending)
                          if (c.record.topic, c.record.partition or 0) not in gone]  # fmt: skip
+        self._pending_rows = len(self._pending)
         for key in gone:
             self._pending_offsets.pop(key, None)
         for tp in partitions:
@@ -436,9 +459,9 @@ class WarehouseSinkTask(SinkTask):
         if self._pool is not None:
             self._pool.shutdown(wait=True)  # lets a transaction in flight end first
             self._pool = None
-        uncommitted = len(self._pending)
+        uncommitted = self._pending_rows
         if self._inflight is not None and self._inflight[0].exception() is not None:
-            uncommitted += len(self._inflight[1])
+            uncommitted += self._inflight[3]
         self._inflight = None
         if uncommitted:
             log.info("[%s] stopping with %d uncommitted rows; they will be redelivered",

@@ -23,7 +23,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from connectors.warehouse import sql
-from connectors.warehouse.rows import RowChange
+from connectors.warehouse.rows import RowChange, RowRun, expand, rows_of
 from connectors.warehouse.tables import Tables
 
 log = logging.getLogger(__name__)
@@ -36,10 +36,14 @@ class BatchWriter:
     def __init__(self, tables: Tables, insert_mode: str, batch_size: int) -> None:
         self.tables, self.insert_mode, self.batch_size = tables, insert_mode, batch_size
 
-    def apply(self, conn: sa.Connection, changes: Sequence[RowChange],
+    def apply(self, conn: sa.Connection, changes: Sequence[RowChange | RowRun],
               formatted: sql.Formatted | None = None) -> None:  # fmt: skip
         """``formatted``: every change's row formatted for COPY (``sql.format_copy``), used
-        if a COPY gets exactly those rows (one table and shape, no key collapsed)."""
+        if a COPY gets exactly those rows (one table and shape, no key collapsed).
+
+        A batch holding runs (``RowRun``) that is all writes of one table and shape, without
+        keys to collapse (the usual bulk insert), goes to the statement as its rows, with no
+        object per row; any other batch holding runs is expanded into single changes first."""
         sql.begin(conn)
         if not changes:
             return
@@ -49,7 +53,17 @@ class BatchWriter:
         else:
             info["sluice_copy_text"] = formatted
         try:
-            self._apply(conn, changes)
+            n = len(changes)
+            first = changes[0]
+            runs = RowRun in set(map(type, changes))
+            if runs and list(map(_TABLE, changes)).count(first.table) == n and \
+                    list(map(id, map(_SHAPE, changes))).count(id(first.shape)) == n and \
+                    list(map(_ACTION, changes)).count("write") == n and \
+                    not (first.shape.pk and self.insert_mode != "insert"):  # fmt: skip
+                rows = rows_of(changes)
+                self._rows(conn, self.tables.table(first.table), "write", rows, first.shape.pk)
+            else:
+                self._apply(conn, expand(changes) if runs else changes)  # type: ignore[arg-type]
         finally:
             info.pop("sluice_copy_text", None)
 
@@ -129,13 +143,18 @@ class BatchWriter:
                     group = groups[id(change.shape)] = []
                 group.append(change.row)
         pk = changes[-1].shape.pk
-        size = self.batch_size
         for rows in groups.values():
-            if action == "delete":
-                sql.delete(conn, table, rows, pk, size)
-            elif self.insert_mode == "upsert" and pk:
-                sql.upsert(conn, table, rows, pk, size)
-            elif self.insert_mode == "update" and pk:
-                sql.update(conn, table, rows, pk, size)
-            else:
-                sql.insert(conn, table, rows, size)
+            self._rows(conn, table, action, rows, pk)
+
+    def _rows(self, conn: sa.Connection, table: sa.Table, action: str,
+              rows: list[dict[str, Any]], pk: Sequence[str]) -> None:  # fmt: skip
+        """One statement's worth: ``rows`` of one shape, keys already collapsed."""
+        size = self.batch_size
+        if action == "delete":
+            sql.delete(conn, table, rows, pk, size)
+        elif self.insert_mode == "upsert" and pk:
+            sql.upsert(conn, table, rows, pk, size)
+        elif self.insert_mode == "update" and pk:
+            sql.update(conn, table, rows, pk, size)
+        else:
+            sql.insert(conn, table, rows, size)
