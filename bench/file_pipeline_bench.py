@@ -436,6 +436,11 @@ def main() -> None:
     ap.add_argument("--skip-hub", action="store_true", help="skip the in-process Herder rows")
     ap.add_argument("--hub-only", action="store_true", help="only the in-process Herder rows")
     ap.add_argument(
+        "--hub-leg1-only",
+        action="store_true",
+        help="only the hub's leg 1 row (the file source connector into the broker)",
+    )
+    ap.add_argument(
         "--lean-headers",
         action="store_true",
         help="hub rows: file source without the file.host, file.stream and file.seq headers "
@@ -461,7 +466,7 @@ def main() -> None:
         broker = Broker(tmp / "data")
         bs = broker.bootstrap
         outs: list[Path] = []
-        if not args.hub_only:
+        if not (args.hub_only or args.hub_leg1_only):
             r.measure("cat | loopback socket", False, cat_socket, src)
             r.measure("source task only (no broker)", False, source_only, src, lines)
             for topic in ("raw", "leg", "e2e"):
@@ -479,14 +484,15 @@ def main() -> None:
             hub = Hub(bs, args.lean_headers)
             try:
                 size = src.stat().st_size
-                hub_outs = [tmp / "hub-leg2.out", tmp / "hub-e2e.out"]
-                outs += hub_outs
                 r.measure("hub leg 1: file source connector", True, hub_leg1, hub, src, lines,
                           "hub-leg")  # fmt: skip
-                r.measure("hub leg 2: file sink connector", True, hub_leg2, hub, hub_outs[0],
-                          size, "hub-leg")  # fmt: skip
-                r.measure("hub end to end (both connectors)", False, hub_end_to_end, hub, src,
-                          hub_outs[1], "hub-e2e")  # fmt: skip
+                if not args.hub_leg1_only:
+                    hub_outs = [tmp / "hub-leg2.out", tmp / "hub-e2e.out"]
+                    outs += hub_outs
+                    r.measure("hub leg 2: file sink connector", True, hub_leg2, hub,
+                              hub_outs[0], size, "hub-leg")  # fmt: skip
+                    r.measure("hub end to end (both connectors)", False, hub_end_to_end, hub,
+                              src, hub_outs[1], "hub-e2e")  # fmt: skip
             finally:
                 hub.stop()
         for produced in outs:

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from connectors.file._identity import FINGERPRINT_BYTES
 from connectors.file._multiline import Event, MultilineAssembler
-from connectors.file._records import RecordFactory, make_header
+from connectors.file._records import Emitted, RecordFactory, make_header
 from hub.api import SourceRecord
 
 
@@ -89,7 +89,7 @@ class EventEmitter:
         seed = f"{self.path}|{dev}|{ino}|{position}|".encode("utf-8", "surrogateescape") + first
         self._set_stream(f"s{zlib.crc32(seed):08x}{zlib.adler32(seed):08x}", self._seq)
 
-    def _emit(self, out: list[SourceRecord], limit: int, now: float) -> None:
+    def _emit(self, out: Emitted, limit: int, now: float) -> None:
         if not self._stream and self._li < len(self._lines):
             self._name_stream()
         if self._multiline is not None:
@@ -98,8 +98,7 @@ class EventEmitter:
         i = self._li
         stop = min(len(self._lines), i + max(0, limit - len(out)))
         if stop > i:
-            self._line_pos, self._seq = self._factory.extend_lines(
-                out,
+            batch, self._line_pos, self._seq = self._factory.line_batch(
                 self._lines,
                 (i, stop),
                 self._line_pos,
@@ -109,9 +108,10 @@ class EventEmitter:
                 self._ident,
                 self._opts.sequence_headers,
             )
+            out.add(batch)
             self._li = stop
 
-    def _emit_multiline(self, out: list[SourceRecord], limit: int, now: float) -> None:
+    def _emit_multiline(self, out: Emitted, limit: int, now: float) -> None:
         assert self._multiline is not None
         lines, i, pos, enc = self._lines, self._li, self._line_pos, self._opts.encoding
         while i < len(lines) and len(out) < limit:
@@ -136,7 +136,7 @@ class EventEmitter:
         offset = {**self._ident, "position": event.end, "seq": self._seq}
         return self._factory.make(event.text, headers, offset)
 
-    def _finish(self, out: list[SourceRecord]) -> None:
+    def _finish(self, out: Emitted) -> None:
         """No more bytes will come from this inode/content: emit everything read so far,
         including an unterminated last line (it can no longer be completed)."""
         self._emit(out, 1 << 62, 0.0)
@@ -146,7 +146,7 @@ class EventEmitter:
             if event is not None:
                 out.append(self._record(event))
 
-    def _emit_tail(self, out: list[SourceRecord], now: float = 0.0) -> None:
+    def _emit_tail(self, out: Emitted, now: float = 0.0) -> None:
         """Emits the bytes after the last newline as a line of their own."""
         if not self._tail:
             return

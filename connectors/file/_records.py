@@ -1,18 +1,22 @@
-"""Building many SourceRecords fast: one per log line is the source's hot path.
+"""Building the source's records fast: one per log line is the source's hot path.
 
-``SourceRecord`` is a frozen, slotted dataclass; its generated ``__init__`` sets ten fields
-through ``object.__setattr__`` and costs ~4 µs, which alone caps a task near 250k lines/s.
-``RecordFactory`` fills the slots directly through the setters ``hub.api.slots`` hands out
-(~1.5 µs), and falls back to the constructor if the dataclass changed shape.
+Lines become a ``SourceRecordBatch`` (``RecordFactory.line_batch``): columns built with a few
+C-level passes over the lines, no object per line; the worker produces them as they are, or
+materialises records where it needs them. A ``SourceRecord`` is built only for what is not a
+plain line (a multiline event, an unterminated last line): its frozen dataclass ``__init__``
+costs ~4 µs, so ``RecordFactory.make`` fills the slots directly through the setters
+``hub.api.slots`` hands out, and falls back to the constructor if the dataclass changed shape.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from itertools import accumulate, repeat
 from typing import Any
 
-from hub.api import Header, Schema, SourceRecord, Type
+from hub.api import Header, Schema, SourceRecord, SourceRecordBatch, Type
 from hub.api.slots import slot_setters
+from hub.api.source import as_records
 
 STRING_SCHEMA = Schema(Type.STRING)
 
@@ -71,9 +75,8 @@ class RecordFactory:
         s["source_offset"](record, source_offset)
         return record
 
-    def extend_lines(
+    def line_batch(
         self,
-        out: list[SourceRecord],
         lines: list[bytes],
         span: tuple[int, int],
         position: int,
@@ -82,77 +85,105 @@ class RecordFactory:
         static_headers: tuple[Header, ...],
         identity: Mapping[str, Any],
         seq_header: bool,
-    ) -> tuple[int, int]:
-        """Appends one record per ``lines[span[0]:span[1]]`` (read from byte ``position``
-        onwards, newline stripped; numbered from ``seq + 1``); returns the position after the
-        last one and its sequence number.
+    ) -> tuple[SourceRecordBatch, int, int]:
+        """One record per ``lines[span[0]:span[1]]`` (read from byte ``position`` onwards,
+        newline stripped; numbered from ``seq + 1``), as a ``SourceRecordBatch``: the raw
+        bytes (a trailing ``\r`` dropped) are the values, decoded only if the worker needs
+        records. Each record's ``file.offset`` header is its first byte, its offset
+        ``{**identity, "position": byte after its newline, "seq": its number}``. Returns the
+        batch, the position after its last line and that line's number.
 
-        The hot loop of the source: everything it touches is a local name."""
+        Every step is one C-level pass over the lines: no Python code runs per line."""
         start, stop = span
-        if _SETTERS is None or _HEADER_SETTERS is None:
-            for raw in lines[start:stop]:
-                end = position + len(raw) + 1
-                seq += 1
-                text = raw.removesuffix(b"\r").decode(encoding, "replace")
-                headers = (*static_headers, make_header("file.offset", position))
-                if seq_header:
-                    headers = (*headers, make_header("file.seq", seq))
-                out.append(self.make(text, headers, {**identity, "position": end, "seq": seq}))
-                position = end
-            return position, seq
-        s = _SETTERS
-        set_topic, set_partition, set_key, set_value = (
-            s["topic"], s["partition"], s["key"], s["value"]
-        )  # fmt: skip
-        set_kschema, set_vschema, set_ts, set_headers = (
-            s["key_schema"], s["value_schema"], s["timestamp"], s["headers"]
-        )  # fmt: skip
-        set_spart, set_soff = s["source_partition"], s["source_offset"]
-        set_hkey, set_hvalue, set_hschema = _HEADER_SETTERS
-        topic, spart, schema, new, append = (
-            self.topic, self.source_partition, STRING_SCHEMA, object.__new__, out.append
-        )  # fmt: skip
-        ino, dev, stream = identity["inode"], identity["device"], identity["stream"]
-        fp, fp_len = identity["fingerprint"], identity["fingerprint_bytes"]
-        pending = identity["pending"]
-        for raw in lines[start:stop]:
-            end = position + len(raw) + 1
-            seq += 1
-            header = new(Header)
-            set_hkey(header, "file.offset")
-            set_hvalue(header, position)
-            set_hschema(header, None)
-            if seq_header:
-                seq_h = new(Header)
-                set_hkey(seq_h, "file.seq")
-                set_hvalue(seq_h, seq)
-                set_hschema(seq_h, None)
-                headers = (*static_headers, header, seq_h)
-            else:
-                headers = (*static_headers, header)
-            record = new(SourceRecord)
-            set_topic(record, topic)
-            set_partition(record, None)
-            set_key(record, None)
-            set_value(record, raw.removesuffix(b"\r").decode(encoding, "replace"))
-            set_kschema(record, None)
-            set_vschema(record, schema)
-            set_ts(record, None)
-            set_headers(record, headers)
-            set_spart(record, spart)
-            set_soff(
-                record,
-                {
-                    "position": end,
-                    "inode": ino,
-                    "device": dev,
-                    "fingerprint": fp,
-                    "fingerprint_bytes": fp_len,
-                    "stream": stream,
-                    "seq": seq,
-                    "pending": pending,
+        chunk = lines[start:stop]
+        # starts[i] is line i's first byte, starts[i + 1] the byte after its newline
+        starts = list(accumulate(map(_PLUS_ONE, map(len, chunk)), initial=position))
+        seqs = range(seq + 1, seq + len(chunk) + 1)
+        header_columns: list[tuple[str, Sequence[Any]]] = [("file.offset", starts[:-1])]
+        if seq_header:
+            header_columns.append(("file.seq", seqs))
+        batch = SourceRecordBatch(
+            self.topic,
+            self.source_partition,
+            list(map(bytes.removesuffix, chunk, repeat(b"\r"))),
+            encoding=encoding,
+            value_schema=STRING_SCHEMA,
+            headers=static_headers,
+            header_columns=header_columns,
+            offset=identity,
+            offset_columns={"position": starts[1:], "seq": seqs},
+        )
+        return batch, starts[-1], seqs.stop - 1
+
+
+_PLUS_ONE = (1).__add__
+
+
+def _concat(a: Sequence[Any], b: Sequence[Any]) -> Sequence[Any]:
+    """Two columns as one (adjacent ranges stay a range)."""
+    if type(a) is range and type(b) is range and a.step == b.step == 1 and a.stop == b.start:
+        return range(a.start, b.stop)
+    return [*a, *b]
+
+
+class Emitted:
+    """What one ``poll`` emitted, in order: line batches and single records (multiline events,
+    an unterminated last line). ``len()`` counts records (``batch.size`` caps it).
+
+    A batch that continues the previous one (same file, identity and headers, the next line)
+    is merged into it, so a poll that crosses a read chunk still returns one batch."""
+
+    __slots__ = ("count", "parts")
+
+    def __init__(self) -> None:
+        self.parts: list[SourceRecord | SourceRecordBatch] = []
+        self.count = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def append(self, record: SourceRecord) -> None:
+        self.parts.append(record)
+        self.count += 1
+
+    def add(self, batch: SourceRecordBatch) -> None:
+        self.count += len(batch)
+        prev = self.parts[-1] if self.parts else None
+        if (
+            type(prev) is SourceRecordBatch
+            and prev.source_partition is batch.source_partition
+            and prev.offset is batch.offset
+            and prev.headers == batch.headers
+            and prev.encoding == batch.encoding
+            and [k for k, _ in prev.header_columns] == [k for k, _ in batch.header_columns]
+            and prev.offset_columns.keys() == batch.offset_columns.keys()
+        ):
+            self.parts[-1] = SourceRecordBatch(
+                prev.topic,
+                prev.source_partition,
+                [*prev.values, *batch.values],
+                encoding=prev.encoding,
+                value_schema=prev.value_schema,
+                headers=prev.headers,
+                header_columns=[
+                    (k, _concat(a, b))
+                    for (k, a), (_, b) in zip(
+                        prev.header_columns, batch.header_columns, strict=True
+                    )
+                ],
+                offset=prev.offset,
+                offset_columns={
+                    k: _concat(c, batch.offset_columns[k]) for k, c in prev.offset_columns.items()
                 },
             )
-            append(record)
-            position = end
-        return position, seq
+            return
+        self.parts.append(batch)
+
+    def result(self) -> SourceRecordBatch | list[SourceRecord] | None:
+        """The poll result: the batch when the poll emitted one batch (the common case), else
+        the records in order (a flat list, as before batches existed); None when empty."""
+        if not self.count:
+            return None
+        if len(self.parts) == 1 and type(self.parts[0]) is SourceRecordBatch:
+            return self.parts[0]
+        return as_records(self.parts)

@@ -37,7 +37,7 @@ from connectors.file._identity import (
     line_start_before,
     regular_stat,
 )
-from hub.api import SourceRecord
+from connectors.file._records import Emitted
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +169,7 @@ class TailedFile(EventEmitter):
 
     # -- polling ------------------------------------------------------------------------------
 
-    def poll(self, out: list[SourceRecord], limit: int, now: float, rescan: bool) -> None:
+    def poll(self, out: Emitted, limit: int, now: float, rescan: bool) -> None:
         """Appends new events to ``out`` while ``len(out) < limit`` (may exceed it by the last
         line of a finished file). A closed path is only looked for again when ``rescan``."""
         if self.fd is None and not (rescan and self._try_open(regular_stat(self.path))):
@@ -252,7 +252,7 @@ class TailedFile(EventEmitter):
         self._update_fingerprint()
         return True
 
-    def _retire(self, out: list[SourceRecord], remember: bool) -> None:
+    def _retire(self, out: Emitted, remember: bool) -> None:
         self._finish(out)
         if remember:
             self._expect = Expect(

@@ -29,9 +29,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from connectors.file._discovery import expand
+from connectors.file._records import Emitted
 from connectors.file._tailer import FileOptions, TailedFile
 from connectors.file.config import FileSourceConfig
-from hub.api import SourceRecord, SourceTask, SourceTaskContext
+from hub.api import SourceRecord, SourceRecordBatch, SourceTask, SourceTaskContext
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +85,7 @@ class FileSourceTask(SourceTask):
             self._files[path] = tailed
             self._order.append(tailed)
 
-    def poll(self) -> list[SourceRecord] | None:
+    def poll(self) -> SourceRecordBatch | list[SourceRecord] | None:
         with self._lock:
             if self._stopping.is_set():
                 return None
@@ -94,7 +95,7 @@ class FileSourceTask(SourceTask):
                 c = self.config
                 self._adopt(expand(c.patterns, c.task_index, c.task_count), from_end=False)
                 self._next_rescan = now + c.glob_rescan_interval_ms / 1000
-            out: list[SourceRecord] = []
+            out = Emitted()
             limit = self.config.batch_size
             n = len(self._order)
             for k in range(n):
@@ -105,7 +106,7 @@ class FileSourceTask(SourceTask):
         if not out:
             self._wait(self.config.poll_interval_ms / 1000)
             return None
-        return out
+        return out.result()
 
     def stop(self) -> None:
         self._stopping.set()

@@ -56,7 +56,14 @@ from hub.api.record import (
 )
 from hub.api.schema import Field, Schema, Type
 from hub.api.sink import SinkConnector, SinkTask, SinkTaskContext
-from hub.api.source import OffsetReader, SourceConnector, SourceTask, SourceTaskContext
+from hub.api.source import (
+    OffsetReader,
+    PollResult,
+    SourceConnector,
+    SourceRecordBatch,
+    SourceTask,
+    SourceTaskContext,
+)
 from hub.api.transform import Predicate, Transformation
 
 __all__ = [
@@ -72,6 +79,7 @@ __all__ = [
     "Header",
     "HeaderConverter",
     "OffsetReader",
+    "PollResult",
     "Predicate",
     "RetriableError",
     "Schema",
@@ -82,6 +90,7 @@ __all__ = [
     "SinkTaskContext",
     "SourceConnector",
     "SourceRecord",
+    "SourceRecordBatch",
     "SourceTask",
     "SourceTaskContext",
     "TimestampType",

@@ -6,16 +6,22 @@ acknowledged a record is its ``source_offset`` committed for its ``source_partit
 restart resumes from ``context.offsets(...)`` with nothing lost: delivery is at-least-once, and
 exactly-once where the task's offsets describe positions exactly (a task should emit records
 of one source partition in order).
+
+``poll()`` may also return ``SourceRecordBatch`` objects (alone or inside its list): many records
+of one topic and source partition held as columns, which the worker can produce without building
+a ``SourceRecord`` per record (see ``SourceRecordBatch``; a Sluice extension).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Protocol, overload
 
 from hub.api.connector import Connector
-from hub.api.record import SourceRecord
+from hub.api.record import Header, SourceRecord
+from hub.api.schema import STRING_SCHEMA, Schema
+from hub.api.slots import slot_setters
 
 
 class OffsetReader(Protocol):
@@ -36,6 +42,212 @@ class SourceTaskContext(Protocol):
     def config(self) -> Mapping[str, Any]: ...
 
 
+_RECORD_FIELDS = ("topic", "partition", "key", "value", "key_schema", "value_schema",
+                  "timestamp", "headers", "source_partition", "source_offset")  # fmt: skip
+_RECORD_SETTERS = slot_setters(SourceRecord, _RECORD_FIELDS)
+_HEADER_SETTERS = slot_setters(Header, ("key", "value", "schema"))
+
+
+class SourceRecordBatch(Sequence[SourceRecord]):
+    """Many records of one topic and one source partition, held as columns.
+
+    A Sluice extension beside Kafka Connect's API. Why: a source emitting hundreds of thousands
+    of small records per second (log lines) spends most of its time building a ``SourceRecord``,
+    its ``Header`` objects and a source-offset dict per record, and the worker as much again
+    taking them apart. Most of that is the same for every record of a poll: the topic, the
+    source partition, a few headers, most of the offset. A batch states the shared parts once
+    and the varying parts as sequences, and the worker produces straight from them when it can
+    do so exactly (no transforms, no per-record hooks, a converter for which the raw values
+    already are the converted bytes). Otherwise it calls ``records()`` and takes the ordinary
+    path, so a batch always means exactly the records ``records()`` returns.
+
+    Record ``i`` has:
+
+    - ``topic``, ``partition`` (None: the producer's partitioner chooses) and
+      ``source_partition`` of the batch;
+    - ``value``: ``values[i]``; with ``encoding`` set, bytes values are text in that encoding and
+      the record's value is ``values[i].decode(encoding, "replace")`` (schema ``value_schema``,
+      default ``STRING_SCHEMA``). Hold text read as bytes this way: the worker can then send the
+      bytes without decoding and re-encoding them (after checking once per batch that they are
+      valid in ``encoding``);
+    - ``key``: ``keys[i]`` (None without ``keys``), schema ``key_schema``;
+    - ``timestamp``: ``timestamps[i]`` (None without ``timestamps``);
+    - ``headers``: ``headers`` (the same for every record), then one schemaless header per
+      ``header_columns`` entry ``(key, column)`` with value ``column[i]``, in that order;
+    - ``source_offset``: ``{**offset, **{name: column[i] for name, column in offset_columns}}``.
+      The worker commits only the last record's offset (once every record of the batch was
+      acknowledged), so the per-record offsets are built only when records are materialised.
+
+    Columns are sequences of the batch's length (a ``range`` makes a cheap counter column).
+    Treat a batch as immutable once returned from ``poll()``. A batch is itself a sequence of
+    its records (``len``, indexing, iteration build them, once), so code that reads a poll
+    result as records keeps working.
+    """
+
+    __slots__ = ("_records", "encoding", "header_columns", "headers", "key_schema", "keys",
+                 "offset", "offset_columns", "partition", "source_partition", "timestamps",
+                 "topic", "value_schema", "values")  # fmt: skip
+
+    def __init__(
+        self,
+        topic: str,
+        source_partition: Mapping[str, Any],
+        values: Sequence[Any],
+        *,
+        encoding: str | None = None,
+        value_schema: Schema | None = None,
+        keys: Sequence[Any] | None = None,
+        key_schema: Schema | None = None,
+        headers: Sequence[Header] = (),
+        header_columns: Sequence[tuple[str, Sequence[Any]]] = (),
+        offset: Mapping[str, Any] | None = None,
+        offset_columns: Mapping[str, Sequence[Any]] | None = None,
+        partition: int | None = None,
+        timestamps: Sequence[int | None] | None = None,
+    ) -> None:
+        n = len(values)
+        columns = [c for _, c in header_columns]
+        columns += list((offset_columns or {}).values())
+        columns += [c for c in (keys, timestamps) if c is not None]
+        if any(len(c) != n for c in columns):
+            raise ValueError(f"every column of a SourceRecordBatch needs {n} entries")
+        self.topic = topic
+        self.source_partition = source_partition
+        self.values = values
+        self.encoding = encoding
+        self.value_schema = (
+            STRING_SCHEMA if value_schema is None and encoding is not None else value_schema
+        )
+        self.keys = keys
+        self.key_schema = key_schema
+        self.headers = tuple(headers)
+        self.header_columns = tuple((str(k), c) for k, c in header_columns)
+        self.offset: Mapping[str, Any] = offset or {}
+        self.offset_columns: Mapping[str, Sequence[Any]] = offset_columns or {}
+        self.partition = partition
+        self.timestamps = timestamps
+        self._records: list[SourceRecord] | None = None
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    @overload
+    def __getitem__(self, index: int) -> SourceRecord: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[SourceRecord]: ...
+    def __getitem__(self, index: int | slice) -> SourceRecord | list[SourceRecord]:
+        return self.records()[index]
+
+    def __iter__(self) -> Iterator[SourceRecord]:
+        return iter(self.records())
+
+    def __repr__(self) -> str:
+        return (f"SourceRecordBatch(topic={self.topic!r}, source_partition="
+                f"{self.source_partition!r}, records={len(self)})")  # fmt: skip
+
+    def source_offset(self, i: int) -> dict[str, Any]:
+        """Record ``i``'s source offset (``last_offset()`` is the one the worker commits)."""
+        return {**self.offset, **{k: c[i] for k, c in self.offset_columns.items()}}
+
+    def last_offset(self) -> dict[str, Any]:
+        return self.source_offset(len(self) - 1) if len(self) else dict(self.offset)
+
+    def texts(self) -> list[Any]:
+        """The records' values: bytes decoded when the batch has an ``encoding``."""
+        enc = self.encoding
+        if enc is None:
+            return list(self.values)
+        return [v.decode(enc, "replace") if type(v) is bytes else v for v in self.values]
+
+    def records(self) -> list[SourceRecord]:
+        """The batch as ordinary ``SourceRecord``s (equal to constructing each one); built on
+        the first call, the same list after."""
+        if self._records is None:
+            self._records = self._build()
+        return self._records
+
+    def _build(self) -> list[SourceRecord]:
+        n = len(self)
+        values = self.texts()
+        keys = self.keys if self.keys is not None else [None] * n
+        stamps = self.timestamps if self.timestamps is not None else [None] * n
+        shared = self.headers
+        if self.header_columns:
+            columns = [[_header(k, v) for v in c] for k, c in self.header_columns]
+            header_rows: Any = ((*shared, *row) for row in zip(*columns, strict=True))
+        else:
+            header_rows = [shared] * n
+        base, cols = self.offset, self.offset_columns
+        if cols:
+            names_o = list(cols)
+            offsets: Any = (
+                {**base, **dict(zip(names_o, row, strict=True))}
+                for row in zip(*cols.values(), strict=True)
+            )
+        else:
+            offsets = (dict(base) for _ in range(n))
+        topic, part, spart = self.topic, self.partition, self.source_partition
+        kschema, vschema = self.key_schema, self.value_schema
+        out: list[SourceRecord] = []
+        append = out.append
+        rows_all = zip(keys, values, stamps, header_rows, offsets, strict=True)
+        if _RECORD_SETTERS is None:
+            for key, value, ts, headers, offset in rows_all:
+                append(SourceRecord(topic=topic, partition=part, key=key, value=value,
+                                    key_schema=kschema, value_schema=vschema, timestamp=ts,
+                                    headers=headers, source_partition=spart,
+                                    source_offset=offset))  # fmt: skip
+            return out
+        s_topic, s_part, s_key, s_value, s_kschema, s_vschema, s_ts, s_headers, s_spart, s_soff = (
+            _RECORD_SETTERS
+        )
+        new = object.__new__
+        for key, value, ts, headers, offset in rows_all:
+            record = new(SourceRecord)
+            s_topic(record, topic)
+            s_part(record, part)
+            s_key(record, key)
+            s_value(record, value)
+            s_kschema(record, kschema)
+            s_vschema(record, vschema)
+            s_ts(record, ts)
+            s_headers(record, headers)
+            s_spart(record, spart)
+            s_soff(record, offset)
+            append(record)
+        return out
+
+
+def _header(key: str, value: Any) -> Header:
+    """A schemaless Header, without the dataclass ``__init__`` when possible."""
+    if _HEADER_SETTERS is None:
+        return Header(key, value)
+    header = object.__new__(Header)
+    set_key, set_value, set_schema = _HEADER_SETTERS
+    set_key(header, key)
+    set_value(header, value)
+    set_schema(header, None)
+    return header
+
+
+PollResult = list[SourceRecord | SourceRecordBatch] | SourceRecordBatch | None
+
+
+def as_records(
+    result: list[SourceRecord | SourceRecordBatch] | SourceRecordBatch,
+) -> list[SourceRecord]:
+    """A poll result as plain records: batches replaced by their ``records()``."""
+    if isinstance(result, SourceRecordBatch):
+        return result.records()
+    out: list[SourceRecord] = []
+    for item in result:
+        if isinstance(item, SourceRecordBatch):
+            out += item.records()
+        else:
+            out.append(item)
+    return out
+
+
 class SourceConnector(Connector):
     """A connector whose tasks are SourceTasks."""
 
@@ -51,8 +263,11 @@ class SourceTask(ABC):
         """Called once with this task's config (one entry of ``task_configs``)."""
 
     @abstractmethod
-    def poll(self) -> list[SourceRecord] | None:
-        """Records read since the last call; None or [] when there are none right now."""
+    def poll(self) -> PollResult:
+        """Records read since the last call; None or [] when there are none right now.
+
+        The list may hold ``SourceRecordBatch`` items beside ``SourceRecord`` ones (or ``poll``
+        may return one batch): they are sent in list order, as if expanded in place."""
 
     def commit(self) -> None:  # noqa: B027 - optional hook
         """Offsets up to the last acknowledged record were committed (e.g. ack a queue)."""
@@ -69,8 +284,10 @@ class SourceTask(ABC):
 
         A Sluice extension (Kafka Connect has only ``commit_record``): called once per poll
         result, in poll order, on the producer's callback thread, with the very list ``poll``
-        returned; keep it short. Not called for a batch with a failed delivery (the task then
-        fails). Use it to acknowledge a queue or answer a waiting client per batch."""
+        returned (a result holding ``SourceRecordBatch`` items arrives as a new list with
+        each batch expanded into its ``records()``); keep it short. Not called for a batch with
+        a failed delivery (the task then fails). Use it to acknowledge a queue or answer a
+        waiting client per batch."""
 
     @abstractmethod
     def stop(self) -> None:

@@ -13,18 +13,30 @@ already retried internally.
 Speed: with no transforms and no per-record ``commit_record`` hook (the common case), records
 take ``_send_fast``: converters called directly, one shared delivery callback per batch, no
 per-record wrapper; a record whose conversion fails falls back to the error-handling path.
+A ``SourceRecordBatch`` in a poll result goes further (``_send_columns``): its values are
+produced as they are when the value converter would give exactly those bytes, its shared
+headers are converted once, and only its last offset is noted; anything else about it (a
+transform, a hook, a converter that would change the bytes, a conversion error) turns it into
+ordinary records first, so the result is the same either way.
 """
 
 from __future__ import annotations
 
+import codecs
+import functools
 import logging
 import time
+from collections import deque
 from collections.abc import Iterable, Mapping
+from itertools import repeat
 from typing import Any
 
 from confluent_kafka import KafkaError
 
-from hub.api import ConnectError, RetriableError, SourceRecord, SourceTask
+from hub.api import ConnectError, RetriableError, SourceRecord, SourceRecordBatch, SourceTask
+from hub.api.schema import Type
+from hub.api.source import as_records
+from hub.converters.bytes import ByteArrayConverter
 from hub.converters.headers import SimpleHeaderConverter, StringHeaderConverter
 from hub.converters.string import StringConverter
 from hub.runtime.error_handling import ErrorHandlingConfig, RetryWithToleranceOperator
@@ -40,6 +52,20 @@ from hub.runtime.submitted_records import SubmittedBatch, SubmittedRecords
 from hub.runtime.worker_task import ConnectorTaskId, TaskServices, TaskStatusListener, WorkerTask
 
 log = logging.getLogger(__name__)
+
+# Codecs in which bytes that decode without error encode back to the very same bytes, and in
+# which an ASCII separator cannot be part of a multi-byte character (so validating the values
+# joined by b"\n" validates each of them).
+_SAME_BYTES_CODECS = frozenset({"utf-8", "ascii", "iso8859-1"})
+
+
+@functools.lru_cache(maxsize=64)
+def _codec(name: str) -> str | None:
+    """The canonical name of an encoding (``"UTF-8"`` and ``"utf8"`` are one codec)."""
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
 
 
 class _OffsetReader:
@@ -132,8 +158,8 @@ class WorkerSourceTask(WorkerTask):
         while not self.stopping.is_set():
             if self.paused:
                 self.wait_while_paused(interval)
-            elif records := self._poll():
-                self._send_batch(records)
+            elif result := self._poll():
+                self._send_batch(result)
             else:
                 # A task that returns at once with nothing must not spin a core (and the GIL).
                 self.stopping.wait(0.005)
@@ -143,7 +169,7 @@ class WorkerSourceTask(WorkerTask):
                 self.commit_offsets()
                 next_commit = time.monotonic() + interval
 
-    def _poll(self) -> list[SourceRecord] | None:
+    def _poll(self) -> list[SourceRecord | SourceRecordBatch] | SourceRecordBatch | None:
         assert self.task is not None
         try:
             return self.task.poll()
@@ -152,15 +178,194 @@ class WorkerSourceTask(WorkerTask):
             self.stopping.wait(0.1)
             return None
 
-    def _send_batch(self, records: list[SourceRecord]) -> None:
-        """Produces one poll result; its offsets become committable once all of it is acked."""
-        batch = self.submitted.begin()
-        if self._identity and not self._wants_commit_record:
-            self._send_fast(records, batch)
+    def _send_batch(self, result: list[Any] | SourceRecordBatch) -> None:
+        """Produces one poll result; its offsets become committable once all of it is acked.
+
+        ``SourceRecordBatch`` items are produced from their columns on the fast path, and
+        turned into records (``as_records``) wherever records are needed: transforms, the
+        per-record hook, the ``commit_records`` hook (which gets the expanded list)."""
+        if isinstance(result, SourceRecordBatch):
+            items: list[Any] = [result]
+            columnar = True
         else:
-            for record in records:
+            items = result
+            columnar = any(issubclass(kind, SourceRecordBatch) for kind in set(map(type, items)))
+        fast = self._identity and not self._wants_commit_record
+        if columnar and (not fast or self._wants_commit_records):
+            items, columnar = as_records(result), False
+        batch = self.submitted.begin()
+        if not fast:
+            for record in items:
                 self._send(record, batch)
-        self.submitted.seal(batch, records if self._wants_commit_records else None)
+        elif not columnar:
+            self._send_fast(items, batch)
+        else:
+            run: list[SourceRecord] = []
+            for item in items:
+                if isinstance(item, SourceRecordBatch):
+                    if run:
+                        self._send_fast(run, batch)
+                        run = []
+                    self._send_columns(item, batch)
+                else:
+                    run.append(item)
+            if run:
+                self._send_fast(run, batch)
+        self.submitted.seal(batch, items if self._wants_commit_records else None)
+
+    def _send_columns(self, item: SourceRecordBatch, batch: SubmittedBatch) -> None:
+        """Produces a batch straight from its columns: no record objects, each value as it is,
+        the shared headers converted once, one offset noted for the whole batch.
+
+        Only where the bytes are exactly what converting each record would give (see
+        ``_column_values``); otherwise, or if a converter raises, the batch's ``records()``
+        take ``_send_fast`` (and from there the error-handling path)."""
+        n = len(item)
+        if not n:
+            return
+        columns = self._columns(item)
+        if columns is None:
+            self._send_fast(item.records(), batch)
+            return
+        values, keys, headers = columns
+        topic = item.topic
+        if topic not in self._topics_seen:
+            self._ensure_topic(topic)
+        batch.note(item.source_partition, item.last_offset())
+        partition = -1 if item.partition is None else item.partition  # -1: the partitioner
+        stamps = item.timestamps
+        stamp_list = None if stamps is None else [0 if t is None else t for t in stamps]
+        produce, on_delivery = self.services.producer.produce, batch.on_delivery
+        # produce(topic, value, key, partition, callback, on_delivery, timestamp, headers),
+        # positionally, mapped over the columns: the per-record loop runs in C. (``callback``
+        # is the delivery callback's primary name: a None there would hide ``on_delivery``.)
+        value_it = iter(values)
+        args = (
+            repeat(topic),
+            value_it,
+            repeat(None) if keys is None else iter(keys),
+            repeat(partition),
+            repeat(on_delivery),
+            repeat(None),
+            repeat(0) if stamp_list is None else iter(stamp_list),
+            headers if type(headers) is repeat else iter(headers),
+        )
+        while True:
+            try:
+                deque(map(produce, *args), 0)
+                break
+            except BufferError:
+                # The producer's queue is full: the worker's poll thread drains it. Record
+                # ``i`` was taken from every column but not produced; the rest follow it.
+                i = n - value_it.__length_hint__() - 1
+                row = (
+                    topic, values[i], None if keys is None else keys[i], partition,
+                    on_delivery, None, 0 if stamp_list is None else stamp_list[i],
+                    next(iter(headers)) if type(headers) is repeat else headers[i],
+                )  # fmt: skip
+                while True:
+                    self.stopping.wait(0.005)
+                    try:
+                        produce(*row)
+                        break
+                    except BufferError:
+                        continue
+        batch.produced += n
+
+    def _columns(self, item: SourceRecordBatch) -> tuple[list[Any], list[Any] | None, Any] | None:
+        """(values, keys, per-record headers) as the producer takes them, or None when the
+        batch must go through records."""
+        conv = self.converters
+        assert conv is not None
+        values = self._column_values(item, conv.value)
+        if values is None:
+            return None
+        try:
+            keys = None
+            if item.keys is not None:
+                key_from, topic, schema = conv.key.from_connect, item.topic, item.key_schema
+                keys = [key_from(topic, schema, k) for k in item.keys]
+            headers = self._column_headers(item)
+        except Exception:
+            return None
+        return values, keys, headers
+
+    @staticmethod
+    def _column_values(item: SourceRecordBatch, conv: Any) -> list[Any] | None:
+        """The converted values, when the converter is one whose result is known without
+        calling it per record; None otherwise (or when a value would not convert)."""
+        values = item.values
+        kinds = set(map(type, values))
+        kind = type(conv)
+        if kind is StringConverter:
+            if kinds == {str}:
+                try:
+                    return list(map(str.encode, values, repeat(conv.encoding)))
+                except UnicodeError:
+                    return None
+            if kinds != {bytes}:
+                return None
+            if item.encoding is not None:
+                # Records would carry ``value.decode(encoding, "replace")``, which the
+                # converter encodes again: the same bytes exactly when they are valid.
+                codec = _codec(item.encoding)
+                if codec != _codec(conv.encoding) or codec not in _SAME_BYTES_CODECS:
+                    return None
+                joined = b"\n".join(values)
+                if codec != "iso8859-1" and not joined.isascii():
+                    try:
+                        joined.decode(codec)
+                    except UnicodeDecodeError:
+                        return None
+            # (StringConverter sends bytes values as they are.)
+            return values if type(values) is list else list(values)
+        if kind is ByteArrayConverter:
+            schema = item.value_schema
+            if item.encoding is not None or kinds != {bytes}:
+                return None
+            if schema is not None and schema.type is not Type.BYTES:
+                return None
+            return values if type(values) is list else list(values)
+        return None
+
+    def _column_headers(self, item: SourceRecordBatch) -> Any:
+        """Each record's headers for ``produce``: ``repeat(...)`` when they are all the same,
+        else a list. A dict where the keys are distinct (the producer takes one faster than
+        a list of pairs; it writes the same headers in the same order)."""
+        from_connect = self.converters.header.from_connect  # type: ignore[union-attr]
+        topic = item.topic
+        shared = [(h.key, from_connect(topic, h.key, h.schema, h.value)) for h in item.headers]
+        names = [k for k, _ in shared] + [k for k, _ in item.header_columns]
+        if not names:
+            return repeat(None)
+        unique = len(set(names)) == len(names)
+        if not item.header_columns:
+            return repeat(dict(shared) if unique else shared)
+        columns = []
+        for key, column in item.header_columns:
+            kinds = {int} if type(column) is range else set(map(type, column))
+            if self._text_headers and kinds == {int}:
+                columns.append(list(map(b"%d".__mod__, column)))
+            elif self._text_headers and kinds == {str}:
+                columns.append(list(map(str.encode, column)))
+            else:
+                columns.append([from_connect(topic, key, None, v) for v in column])
+        keys = [k for k, _ in item.header_columns]
+        if not unique:
+            pairs = [
+                list(zip(repeat(k), c, strict=True)) for k, c in zip(keys, columns, strict=True)
+            ]
+            return [[*shared, *row] for row in zip(*pairs, strict=True)]
+        const = dict(shared)
+        if len(columns) == 1:
+            (k0,), (c0,) = keys, columns
+            return [{**const, k0: a} for a in c0]
+        if len(columns) == 2:
+            (k0, k1), (c0, c1) = keys, columns
+            return [{**const, k0: a, k1: b} for a, b in zip(c0, c1, strict=True)]
+        return [
+            {**const, **dict(zip(keys, row, strict=True))} for row in zip(*columns, strict=True)
+        ]
 
     def _send_fast(self, records: list[SourceRecord], batch: SubmittedBatch) -> None:
         """The hot path: no transforms, no per-record hook, converters called directly.
