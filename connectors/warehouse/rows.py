@@ -26,7 +26,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
-from operator import attrgetter, itemgetter
+from operator import attrgetter, itemgetter, setitem
 from typing import Any
 
 import sqlalchemy as sa
@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 
 _VALUE, _TOPIC, _ROWS = attrgetter("value"), attrgetter("topic"), attrgetter("rows")
 _VALUE_SCHEMA, _KEY_SCHEMA = attrgetter("value_schema"), attrgetter("key_schema")
+_KEY = attrgetter("key")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,8 +72,8 @@ class RowChange:
 
 @dataclass(slots=True)
 class RowRun:
-    """One put's worth of plain writes into one table with one shape, whose rows are the
-    records' value dicts themselves: what ``RowBuilder.build_run`` makes of a uniform put.
+    """One put's worth of plain writes into one table with one shape, its rows built without
+    Python code per record: what ``RowBuilder.build_run`` makes of a uniform put.
 
     Why not one ``RowChange`` per record: creating them was the largest per-row cost of a
     bulk insert (an object per record, and the garbage collector scanning them). A run keeps
@@ -180,15 +181,17 @@ class RowBuilder:
 
     def build_run(self, records: Sequence[SinkRecord]) -> RowRun | None:
         """All of ``records`` as one ``RowRun`` when ``build`` would take its hot path for
-        each with the value dict itself as the row: ``pk.mode`` none (or record_value with
-        every key field set), no adapters, one topic and value schema object of a known
-        plan (and one key schema object, unless the key is not used), dict values of the
-        plan's size. Checked in C-level passes; no object per record. None when any record
-        differs (the caller then builds record by record, which also raises DataErrors)."""
+        each: no adapters, one topic and value schema object of a known plan (and one key
+        schema object, unless the key is not used), dict values of the plan's size, and
+        ``pk.mode`` none or record_value (the value dicts themselves are the rows; every key
+        field set) or record_key (copies of the values with the key's fields written in, as
+        ``build`` does; struct keys with every key field set). Checked and built in C-level
+        passes; no Python code per record. None when any record differs (the caller then
+        builds record by record, which also raises the DataErrors)."""
         first = records[0]
         plan = self._plans.get((first.topic, id(first.key_schema), id(first.value_schema)))
         mode = self.config.pk_mode
-        if plan is None or plan[1].adapters or (mode != "none" and mode != "record_value"):
+        if plan is None or plan[1].adapters or mode == "kafka":
             return None
         n = len(records)
         values = list(map(_VALUE, records))
@@ -198,16 +201,26 @@ class RowBuilder:
         if schemas.count(id(first.value_schema)) != n or \
                 list(map(_TOPIC, records)).count(first.topic) != n:  # fmt: skip
             return None
-        if mode != "none":
-            if list(map(id, map(_KEY_SCHEMA, records))).count(id(first.key_schema)) != n:
+        if mode == "none":
+            return RowRun(list(records), plan[0], values, plan[1])
+        if list(map(id, map(_KEY_SCHEMA, records))).count(id(first.key_schema)) != n:
+            return None
+        rows, source = values, values
+        if mode == "record_key":
+            source = list(map(_KEY, records))
+            if list(map(type, source)).count(dict) != n:
                 return None
-            for name in plan[1].pk:  # the general path raises the DataError for a missing one
-                try:
-                    if None in list(map(itemgetter(name), values)):
-                        return None
-                except KeyError:
-                    return None
-        return RowRun(list(records), plan[0], values, plan[1])
+            rows = list(map(dict, values))
+        for name in plan[1].pk:  # the general path raises the DataError for a missing one
+            try:
+                column = list(map(itemgetter(name), source))
+            except KeyError:
+                return None
+            if None in column:
+                return None
+            if rows is not values:
+                list(map(setitem, rows, repeat(name, n), column))  # row[name] = key[name]
+        return RowRun(list(records), plan[0], rows, plan[1])
 
     def _fast_row(self, record: SinkRecord, value: dict[str, Any],
                   shape: Shape) -> dict[str, Any] | None:  # fmt: skip

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import sqlalchemy as sa
@@ -32,6 +32,14 @@ _TABLE, _ACTION = attrgetter("table"), attrgetter("action")
 _SHAPE, _ROW = attrgetter("shape"), attrgetter("row")
 
 
+def _unique(rows: list[dict[str, Any]], pk: Sequence[str]) -> bool:
+    """No key twice among ``rows`` (then collapsing them would change nothing); found in C."""
+    try:
+        return len(set(map(itemgetter(*pk), rows))) == len(rows)
+    except TypeError:  # an unhashable key value: the general path says what is wrong
+        return False
+
+
 class BatchWriter:
     def __init__(self, tables: Tables, insert_mode: str, batch_size: int) -> None:
         self.tables, self.insert_mode, self.batch_size = tables, insert_mode, batch_size
@@ -42,8 +50,9 @@ class BatchWriter:
         if a COPY gets exactly those rows (one table and shape, no key collapsed).
 
         A batch holding runs (``RowRun``) that is all writes of one table and shape, without
-        keys to collapse (the usual bulk insert), goes to the statement as its rows, with no
-        object per row; any other batch holding runs is expanded into single changes first."""
+        a key that repeats (the usual bulk insert, or upsert of distinct keys), goes to the
+        statement as its rows, with no object per row; any other batch holding runs is
+        expanded into single changes first."""
         sql.begin(conn)
         if not changes:
             return
@@ -56,11 +65,15 @@ class BatchWriter:
             n = len(changes)
             first = changes[0]
             runs = RowRun in set(map(type, changes))
+            rows = None
             if runs and list(map(_TABLE, changes)).count(first.table) == n and \
                     list(map(id, map(_SHAPE, changes))).count(id(first.shape)) == n and \
-                    list(map(_ACTION, changes)).count("write") == n and \
-                    not (first.shape.pk and self.insert_mode != "insert"):  # fmt: skip
+                    list(map(_ACTION, changes)).count("write") == n:  # fmt: skip
                 rows = rows_of(changes)
+                pk = first.shape.pk
+                if pk and self.insert_mode != "insert" and not _unique(rows, pk):
+                    rows = None  # keys to collapse: change by change below
+            if rows is not None:
                 self._rows(conn, self.tables.table(first.table), "write", rows, first.shape.pk)
             else:
                 self._apply(conn, expand(changes) if runs else changes)  # type: ignore[arg-type]

@@ -51,14 +51,20 @@ def value(i: int, evolved: bool = False) -> dict[str, Any]:
     return v
 
 
+def key(i: int) -> dict[str, Any]:
+    """With pk.mode=record_key and no pk.fields, both are key columns; ``kid`` is not a value
+    field, so it becomes a column after the value's."""
+    return {"id": i, "kid": -i}
+
+
 def records() -> list[SinkRecord]:
     """Puts of 6: schema V1, one value missing a field, then the evolved schema V2."""
-    out = [rec(i, value(i), {"id": i}, schema=V1) for i in range(60)]
+    out = [rec(i, value(i), key(i), schema=V1) for i in range(60)]
     short = value(60)
     del short["name"]  # missing field: not a run (size differs); written as NULL
-    out.append(rec(60, short, {"id": 60}, schema=V1))
-    out += [rec(i, value(i), {"id": i}, schema=V1) for i in range(61, 72)]
-    out += [rec(i, value(i, evolved=True), {"id": i}, schema=V2) for i in range(72, 120)]
+    out.append(rec(60, short, key(60), schema=V1))
+    out += [rec(i, value(i), key(i), schema=V1) for i in range(61, 72)]
+    out += [rec(i, value(i, evolved=True), key(i), schema=V2) for i in range(72, 120)]
     return out
 
 
@@ -83,7 +89,7 @@ def drive(task: WarehouseSinkTask, recs: list[SinkRecord], per_put: int) -> int:
     return runs
 
 
-@pytest.mark.parametrize("pk", ["none", "record_value"])
+@pytest.mark.parametrize("pk", ["none", "record_value", "record_key"])
 def test_runs_write_the_same_table_as_record_by_record(target: Target, pk: str) -> None:
     config = {"auto.create": "true", "auto.evolve": "true", "batch.size": "100000",
               "pk.mode": pk, "pk.fields": "id" if pk == "record_value" else ""}  # fmt: skip
@@ -100,19 +106,23 @@ def test_runs_write_the_same_table_as_record_by_record(target: Target, pk: str) 
     assert bulk.rows_written == single.rows_written == len(recs)
 
 
-def test_upsert_of_runs_collapses_keys_like_record_by_record(target: Target) -> None:
-    config = {"auto.create": "true", "insert.mode": "upsert", "pk.mode": "record_value",
+@pytest.mark.parametrize("pk", ["record_value", "record_key"])
+def test_upsert_of_runs_collapses_keys_like_record_by_record(target: Target, pk: str) -> None:
+    config = {"auto.create": "true", "insert.mode": "upsert", "pk.mode": pk,
               "pk.fields": "id", "batch.size": "100000"}  # fmt: skip
-    # ids repeat within and across puts: the last write of each id wins.
-    recs = [rec(i, {**value(i), "id": i % 9}, schema=V1) for i in range(48)]
+    # ids repeating within a transaction (the last write of each id wins), then new ids and
+    # updates of them, each id once per transaction (written as the runs' rows).
+    ids = [i % 9 for i in range(48)] + [100 + i for i in range(48)] * 2
+    recs = [rec(n, {**value(n), "id": i}, {"id": i}, schema=V1) for n, i in enumerate(ids)]
     bulk = target.task(**config, **{"table.name.format": "bulk_${topic}"})
     single = target.task(**config, **{"table.name.format": "single_${topic}"})
     assert drive(bulk, recs, 8) >= 2
     drive(single, recs, 1)
     got = comparable(target.rows(bulk, "SELECT * FROM bulk_orders ORDER BY id"))
     assert got == comparable(target.rows(single, "SELECT * FROM single_orders ORDER BY id"))
-    last = sorted(range(39, 48), key=lambda i: i % 9)  # the last write of ids 0..8
-    assert [r[4] for r in got] == [value(i)["small"] for i in last]
+    last = sorted(range(39, 48), key=lambda n: n % 9)  # the last write of ids 0..8
+    assert [r[4] for r in got[:9]] == [value(n)["small"] for n in last]
+    assert [r[4] for r in got[9:]] == [value(n)["small"] for n in range(96, 144)]
 
 
 def test_a_bad_record_inside_a_run_is_isolated(target: Target) -> None:
