@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
@@ -49,19 +50,31 @@ def spark_type(fields: Sequence[str]) -> str:
     return f"struct<{names}>"
 
 
-def parse(values: list[bytes | None], column: pa.Array, fields: Sequence[str]) -> pa.StructArray:
-    """``fields`` of each value in ``values`` (``column`` is the same values as Arrow)."""
+def parse(
+    values: list[bytes | None] | None, column: pa.Array, fields: Sequence[str]
+) -> pa.StructArray:
+    """``fields`` of each value in ``column``; ``values`` is the same as Python objects.
+
+    The native read path has no Python objects per record and passes ``values=None``: the
+    Arrow parse then takes the values straight from the column's buffers, and only the rare
+    per-row fallback materialises them.
+    """
     type_ = struct_type(fields)
-    if not values:
+    if len(column) == 0:
         return pa.array([], type_)
     fast = _parse_arrow(values, column, fields, type_)
     if fast is not None:
         return fast
+    if values is None:
+        values = column.to_pylist()
     return pa.array([_parse_one(v, fields) for v in values], type_)
 
 
 def _parse_arrow(
-    values: list[bytes | None], column: pa.Array, fields: Sequence[str], type_: pa.StructType
+    values: list[bytes | None] | None,
+    column: pa.Array,
+    fields: Sequence[str],
+    type_: pa.StructType,
 ) -> pa.StructArray | None:
     if column.null_count:
         return None
@@ -74,7 +87,11 @@ def _parse_arrow(
     longest = pc.max(pc.binary_length(column)).as_py()
     try:
         table = pa_json.read_json(
-            pa.BufferReader(b"\n".join(values)),  # type: ignore[arg-type]  # no None: checked
+            pa.BufferReader(
+                b"\n".join(values)  # type: ignore[arg-type]  # no None: checked
+                if values is not None
+                else _joined(column)
+            ),
             read_options=pa_json.ReadOptions(
                 use_threads=False, block_size=max(1 << 20, 2 * longest)
             ),
@@ -84,11 +101,21 @@ def _parse_arrow(
         )
     except pa.ArrowInvalid:
         return None
-    if table.num_rows != len(values):
+    if table.num_rows != len(column):
         return None
     return pa.StructArray.from_arrays(
         [table.column(f).combine_chunks() for f in fields], fields=list(type_)
     )
+
+
+def _joined(column: pa.Array) -> bytes:
+    """The column's values joined by newlines, as ``b"\\n".join(values)``, from its buffers."""
+    n = len(column)
+    offsets = np.frombuffer(column.buffers()[1], np.int32, count=n + 1, offset=column.offset * 4)
+    raw = column.buffers()[2]
+    data = np.frombuffer(raw, np.uint8) if raw is not None else np.zeros(0, np.uint8)
+    body = data[offsets[0] : offsets[-1]]
+    return np.insert(body, offsets[1:-1] - offsets[0], ord("\n")).tobytes()
 
 
 def _parse_one(value: bytes | None, fields: Sequence[str]) -> dict[str, str | None] | None:

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
-from spark_pipelines.datasource import _json
+from spark_pipelines.datasource import _fetch, _json
 from spark_pipelines.datasource._options import EARLIEST, LATEST, Subscription
 
 log = logging.getLogger(__name__)
@@ -142,6 +142,7 @@ def read_range(
     start: int,
     end: int,
     json_fields: tuple[str, ...] = (),
+    native: bool = True,
 ) -> Iterator[pa.RecordBatch]:
     """Records ``start <= offset < end`` of one partition as Arrow batches of ARROW_SCHEMA.
 
@@ -150,57 +151,124 @@ def read_range(
     log start (retention deleted it) reads from the log start, as ``failOnDataLoss=false`` does.
     With ``json_fields`` each batch also carries ``value_json`` (see ``_json``).
 
+    With ``native`` (option ``fetch.native``, default true) the range is read by ``_fetch``
+    (Fetch requests on a socket, batches decoded by numba, no Python per record) for as long as
+    that path can be exact; from the first offset it cannot serve, the rest of the range is
+    read here through confluent-kafka (:func:`_consume_range`), so the rows are the same either
+    way.
+    """
+    if end <= start:
+        return
+    client = consumer(kafka_config)
+    try:
+        reader = (
+            _native_reader(client, kafka_config, topic, partition, start, end) if native else None
+        )
+        if reader is not None:
+            for batch in reader.batches():
+                yield _with_json(batch, json_fields)
+            if reader.finished:
+                return
+            start = reader.position
+        yield from _consume_range(client, topic, partition, start, end, json_fields)
+    finally:
+        client.close()
+
+
+def _native_reader(
+    client: Consumer,
+    kafka_config: dict[str, str],
+    topic: str,
+    partition: int,
+    start: int,
+    end: int,
+) -> _fetch.NativeRange | None:
+    """The fast-path reader for this range, or None where it cannot be used at all."""
+    why = _fetch.usable(kafka_config)
+    if why is None and _fetch.native_decoder() is None:
+        why = "numba decoder unavailable"
+    leader = None
+    if why is None:
+        try:
+            meta = client.list_topics(topic, timeout=TIMEOUT_S)
+        except KafkaException as exc:
+            meta, why = None, f"metadata: {exc}"
+        topic_meta = meta.topics.get(topic) if meta is not None else None
+        part = topic_meta.partitions.get(partition) if topic_meta is not None else None
+        broker = meta.brokers.get(part.leader) if meta is not None and part is not None else None
+        if broker is None:
+            why = why or "partition leader unknown"
+        else:
+            leader = (broker.host, broker.port)
+    if leader is None:
+        log.debug("native fetch not used for %s-%d: %s", topic, partition, why)
+        return None
+    return _fetch.NativeRange(
+        kafka_config, leader, topic, partition, start, end, ARROW_SCHEMA,
+        batch_rows=BATCH_ROWS, timeout=TIMEOUT_S,
+    )  # fmt: skip
+
+
+def _with_json(batch: pa.RecordBatch, json_fields: tuple[str, ...]) -> pa.RecordBatch:
+    if not json_fields:
+        return batch
+    parsed = _json.parse(None, batch.column("value"), json_fields)
+    return pa.RecordBatch.from_arrays([*batch.columns, parsed], schema=arrow_schema(json_fields))
+
+
+def _consume_range(
+    client: Consumer,
+    topic: str,
+    partition: int,
+    start: int,
+    end: int,
+    json_fields: tuple[str, ...],
+) -> Iterator[pa.RecordBatch]:
+    """The general path: ``[start, end)`` through confluent-kafka's ``consume()``.
+
     Each ``consume()`` call (up to BATCH_ROWS records) becomes one record batch at once, so no
     message object outlives its batch. The cyclic garbage collector is paused while a batch is
     fetched and converted: every ``Message`` is a GC-tracked object, and tens of thousands of
     them alive at once made the collector's generation scans cost about a third of the read
     (they hold no cycles; reference counting frees them). It runs again before each ``yield``.
     """
-    if end <= start:
-        return
-    client = consumer(kafka_config)
-    try:
-        client.assign([TopicPartition(topic, partition, start)])
-        deadline = time.monotonic() + TIMEOUT_S
-        expect = start
-        done = False
-        while not done:
-            with _gc_paused():
-                # Ask for exactly what is left (an EOF event counts too): consume() then returns
-                # as soon as the range is complete instead of waiting out its timeout.
-                msgs = client.consume(
-                    num_messages=max(1, min(BATCH_ROWS, end - expect)), timeout=0.5
-                )
-                if not msgs:
-                    if time.monotonic() > deadline:
-                        raise TimeoutError(f"no records from {topic}-{partition} at offset < {end}")
-                    continue
-                errors = list(map(Message.error, msgs))
-                if errors.count(None) != len(msgs):  # rare: EOF (last at most) or a real error
-                    for m, err in zip(msgs, errors, strict=True):
-                        if err is None:
-                            continue
-                        if err.code() != KafkaError._PARTITION_EOF:
-                            raise KafkaException(err)
-                        done = done or m.offset() >= end or _past_end(client, topic, partition, end)
-                    msgs = [m for m, err in zip(msgs, errors, strict=True) if err is None]
-                    if not msgs:
+    client.assign([TopicPartition(topic, partition, start)])
+    deadline = time.monotonic() + TIMEOUT_S
+    expect = start
+    done = False
+    while not done:
+        with _gc_paused():
+            # Ask for exactly what is left (an EOF event counts too): consume() then returns
+            # as soon as the range is complete instead of waiting out its timeout.
+            msgs = client.consume(num_messages=max(1, min(BATCH_ROWS, end - expect)), timeout=0.5)
+            if not msgs:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"no records from {topic}-{partition} at offset < {end}")
+                continue
+            errors = list(map(Message.error, msgs))
+            if errors.count(None) != len(msgs):  # rare: EOF (last at most) or a real error
+                for m, err in zip(msgs, errors, strict=True):
+                    if err is None:
                         continue
-                deadline = time.monotonic() + TIMEOUT_S
-                offsets = list(map(Message.offset, msgs))
-                last = offsets[-1]
-                if last >= end - 1:
-                    done = True
-                    if last >= end:  # a hole before end, then records past it
-                        keep = bisect.bisect_left(offsets, end)
-                        msgs, offsets = msgs[:keep], offsets[:keep]
-                expect = last + 1
-                batch = _batch(msgs, offsets, topic, partition, json_fields) if msgs else None
-                del msgs
-            if batch is not None:
-                yield batch
-    finally:
-        client.close()
+                    if err.code() != KafkaError._PARTITION_EOF:
+                        raise KafkaException(err)
+                    done = done or m.offset() >= end or _past_end(client, topic, partition, end)
+                msgs = [m for m, err in zip(msgs, errors, strict=True) if err is None]
+                if not msgs:
+                    continue
+            deadline = time.monotonic() + TIMEOUT_S
+            offsets = list(map(Message.offset, msgs))
+            last = offsets[-1]
+            if last >= end - 1:
+                done = True
+                if last >= end:  # a hole before end, then records past it
+                    keep = bisect.bisect_left(offsets, end)
+                    msgs, offsets = msgs[:keep], offsets[:keep]
+            expect = last + 1
+            batch = _batch(msgs, offsets, topic, partition, json_fields) if msgs else None
+            del msgs
+        if batch is not None:
+            yield batch
 
 
 @contextlib.contextmanager

@@ -105,6 +105,13 @@ class Options:
             )
         return fields
 
+    def fetch_native(self) -> bool:
+        """``fetch.native``: read ranges with the native fetch path where it is exact (default)."""
+        value = (self.get("fetch.native") or "true").strip().lower()
+        if value not in ("true", "false"):
+            raise OptionError(f"option fetch.native must be true or false, not {value!r}")
+        return value == "true"
+
     def offsets_spec(self, key: str, default: str) -> str | Offsets:
         """``earliest``, ``latest`` or the parsed per-partition JSON of option ``key``."""
         value = (self.get(key) or default).strip()

@@ -44,11 +44,18 @@ class TopicRange(InputPartition):
     start: int
     end: int
     json_fields: tuple[str, ...] = ()
+    native: bool = True
 
 
 def _read(part: TopicRange) -> Iterator[pa.RecordBatch]:
     yield from _kafka.read_range(
-        part.kafka_config, part.topic, part.partition, part.start, part.end, part.json_fields
+        part.kafka_config,
+        part.topic,
+        part.partition,
+        part.start,
+        part.end,
+        part.json_fields,
+        native=part.native,
     )
 
 
@@ -60,6 +67,7 @@ class _Planner:
         self.kafka_config = self.opts.kafka_config()
         self.subscription = self.opts.subscription()
         self.json_fields = self.opts.json_fields()
+        self.native = self.opts.fetch_native()
 
     def snapshot(self) -> tuple[list[tuple[str, int]], dict[tuple[str, int], tuple[int, int]]]:
         client = _kafka.consumer(self.kafka_config)
@@ -90,7 +98,15 @@ class _Planner:
                 begin = start.get(topic, {}).get(p, 0)
                 if stop > begin:
                     out.append(
-                        TopicRange(self.kafka_config, topic, int(p), begin, stop, self.json_fields)
+                        TopicRange(
+                            self.kafka_config,
+                            topic,
+                            int(p),
+                            begin,
+                            stop,
+                            self.json_fields,
+                            self.native,
+                        )
                     )
         return out
 

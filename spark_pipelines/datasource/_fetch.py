@@ -1,0 +1,453 @@
+"""The native read path: Fetch requests on a plain socket, records decoded into Arrow by numba.
+
+Why: confluent-kafka hands every record to Python as a ``Message`` object, which alone costs
+more CPU than Spark spends moving the same rows out of an in-memory Arrow source. Here a read
+task sends Kafka Fetch requests itself (encoded and decoded by ``kio``, as the broker does) to
+the partition's leader and decodes the returned record batches with ``_decode``; no Python code
+runs per record.
+
+What stays with confluent-kafka: planning (metadata, watermarks, offsets for timestamps) and
+finding the leader (``list_topics``). Everything here is exact or not done at all: whenever
+the fast path cannot guarantee the same rows as the confluent-kafka path it raises
+:class:`Unsupported` *before* yielding anything it is unsure of, and ``_kafka.read_range``
+continues from :attr:`NativeRange.position` with confluent-kafka. That covers: TLS or SASL
+configured, the leader not known, a broker without Fetch v11, any error code in a response
+(leader moved, offset out of range, ...), throttling, aborted transactions listed in a response
+(read_committed must drop their records, which needs the producer state librdkafka keeps),
+batches with magic < 2, an unknown codec, malformed batches, header keys that are not UTF-8,
+socket errors.
+
+Protocol: Fetch v11 (Kafka 2.3+ and our broker; Kafka 4 serves v4-v17), sessionless
+(``session_id`` 0, epoch -1, KIP-227), ``isolation_level`` 1 (read_committed, librdkafka's
+default) unless ``kafka.isolation.level`` says otherwise. One request is kept in flight: as soon
+as a response's batch headers are scanned, the request for the next offset goes out, so the
+broker reads the log while this task decodes. A fetch returns whole batches, so the first may
+start before ``start``; records outside ``[start, end)`` are dropped in the decoder, and control
+batches (transaction markers) only move the position.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import struct
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from functools import cache
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from cramjam import DecompressionError
+from kio.index import load_request_schema, load_response_schema
+from kio.schema.errors import ErrorCode
+from kio.serial import entity_reader, entity_writer
+from kio.serial.errors import SerialError
+
+log = logging.getLogger(__name__)
+
+FETCH_KEY = 1
+FETCH_VERSION = 11
+API_VERSIONS_KEY = 18
+MAX_WAIT = timedelta(milliseconds=500)
+READ_UNCOMMITTED, READ_COMMITTED = 0, 1
+_SIZE = struct.Struct(">i")
+_SECURE_PREFIXES = ("sasl.", "ssl.")
+
+
+class Unsupported(Exception):
+    """The fast path cannot read the rest of the range exactly; the message says why."""
+
+
+def native_decoder() -> Any:
+    """The ``_decode`` module, or None if numba (or compiling with it) is not available here.
+
+    Importing numba and loading the cached machine code costs ~0.7 s once per Python worker;
+    a failure of any kind (numba missing, LLVM unavailable, a compile error) only disables the
+    fast path, so it is checked once and remembered.
+    """
+    return _load_decoder()
+
+
+@cache
+def _load_decoder() -> Any:
+    try:
+        from spark_pipelines.datasource import _decode
+
+        _decode.scan(np.zeros(0, np.uint8))  # compiles or loads the cache now, not mid-read
+    except Exception as exc:  # any failure only means: use the general path
+        log.debug("native fetch path unavailable: %r", exc)
+        return None
+    return _decode
+
+
+def usable(kafka_config: Mapping[str, str]) -> str | None:
+    """Why the fast path cannot serve this client configuration (None: it can)."""
+    protocol = kafka_config.get("security.protocol", "plaintext").lower()
+    if protocol != "plaintext":
+        return f"security.protocol={protocol}"
+    secure = [k for k in kafka_config if k.lower().startswith(_SECURE_PREFIXES)]
+    if secure:
+        return f"{secure[0]} is set"
+    level = kafka_config.get("isolation.level", "read_committed").lower()
+    if level not in ("read_committed", "read_uncommitted"):
+        return f"isolation.level={level}"
+    return None
+
+
+@cache
+def _codec(api_key: int, version: int) -> tuple[Any, Any, Any, Any, Any]:
+    request = load_request_schema(api_key, version)
+    response = load_response_schema(api_key, version)
+    return (
+        request,
+        entity_writer(request.__header_schema__),
+        entity_writer(request),
+        entity_reader(response.__header_schema__),
+        entity_reader(response),
+    )
+
+
+class _Frames:
+    """Collects kio's many small writes into one request frame."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.parts.append(bytes(data))
+
+
+class Connection:
+    """One plain TCP connection speaking request/response frames; not thread-safe."""
+
+    def __init__(self, host: str, port: int, client_id: str, timeout: float) -> None:
+        self.sock = socket.create_connection((host, port), timeout=timeout)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.client_id = client_id
+        self._correlation = 0
+        self._pending: list[tuple[int, int, int]] = []
+
+    def send(self, api_key: int, version: int, body: Any) -> None:
+        request_cls, write_header, write_body, _rh, _rb = _codec(api_key, version)
+        self._correlation += 1
+        frames = _Frames()
+        write_header(
+            frames,
+            request_cls.__header_schema__(
+                request_api_key=api_key,
+                request_api_version=version,
+                correlation_id=self._correlation,
+                client_id=self.client_id,
+            ),
+        )
+        write_body(frames, body)
+        payload = b"".join(frames.parts)
+        self.sock.sendall(_SIZE.pack(len(payload)) + payload)
+        self._pending.append((api_key, version, self._correlation))
+
+    def receive(self) -> Any:
+        """The response to the oldest request sent (responses arrive in request order)."""
+        api_key, version, correlation = self._pending.pop(0)
+        (size,) = _SIZE.unpack(self._read(4))
+        frame = memoryview(self._read(size)).toreadonly()  # kio wants read-only buffers
+        _rc, _wh, _wb, read_header, read_body = _codec(api_key, version)
+        header, at = read_header(frame, 0)
+        if header.correlation_id != correlation:
+            raise Unsupported(f"response for {header.correlation_id}, expected {correlation}")
+        body, _ = read_body(frame, at)
+        return body
+
+    def _read(self, n: int) -> bytearray:
+        buf = bytearray(n)
+        view = memoryview(buf)
+        got = 0
+        while got < n:
+            k = self.sock.recv_into(view[got:], n - got)
+            if k == 0:
+                raise ConnectionError("broker closed the connection")
+            got += k
+        return buf
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _fetch_supported(conn: Connection) -> bool:
+    request_cls = _codec(API_VERSIONS_KEY, 0)[0]
+    conn.send(API_VERSIONS_KEY, 0, request_cls())
+    answer = conn.receive()
+    if answer.error_code != ErrorCode.none:
+        return False
+    return any(
+        k.api_key == FETCH_KEY and k.min_version <= FETCH_VERSION <= k.max_version
+        for k in answer.api_keys
+    )
+
+
+class NativeRange:
+    """Reads ``[start, end)`` of one partition from its leader; see the module docstring.
+
+    Iterate :meth:`batches`; afterwards :attr:`finished` says whether the whole range was
+    delivered, and if not, :attr:`position` is the first offset the caller must still read
+    (every record below it was yielded, every record at or above it was not).
+    """
+
+    def __init__(
+        self,
+        kafka_config: Mapping[str, str],
+        leader: tuple[str, int],
+        topic: str,
+        partition: int,
+        start: int,
+        end: int,
+        schema: pa.Schema,
+        *,
+        batch_rows: int,
+        timeout: float,
+    ) -> None:
+        self.kafka_config = kafka_config
+        self.leader = leader
+        self.topic = topic
+        self.partition = partition
+        self.position = start
+        self.end = end
+        self.schema = schema
+        self.batch_rows = batch_rows
+        self.timeout = timeout
+        self.finished = False
+        level = kafka_config.get("isolation.level", "read_committed").lower()
+        self.isolation = READ_UNCOMMITTED if level == "read_uncommitted" else READ_COMMITTED
+        self.max_bytes = int(kafka_config.get("fetch.max.bytes", 64 << 20))
+        self.partition_max_bytes = int(kafka_config.get("max.partition.fetch.bytes", 16 << 20))
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        """Arrow batches of ``schema`` until the range is read or the fast path gives up."""
+        decoder = native_decoder()
+        if decoder is None:
+            return
+        try:
+            conn = Connection(*self.leader, self.kafka_config.get("client.id", "sluice-spark"),
+                              self.timeout)  # fmt: skip
+        except OSError as exc:
+            log.debug("native fetch %s-%d: cannot connect to %s: %r",
+                      self.topic, self.partition, self.leader, exc)  # fmt: skip
+            return
+        out = _Coalescer(self.batch_rows)
+        try:
+            for batch in self._read(conn, decoder):
+                yield from out.add(batch)
+        except (Unsupported, OSError, SerialError, pa.ArrowInvalid, DecompressionError) as exc:
+            log.debug(
+                "native fetch %s-%d falls back at offset %d: %s",
+                self.topic, self.partition, self.position, exc,
+            )  # fmt: skip
+        finally:
+            conn.close()
+        yield from out.flush()
+
+    def _request(self, offset: int) -> Any:
+        request_cls = _codec(FETCH_KEY, FETCH_VERSION)[0]
+        mod = _module_of(request_cls)
+        return request_cls(
+            replica_id=-1,
+            max_wait=MAX_WAIT,
+            min_bytes=1,
+            max_bytes=self.max_bytes,
+            isolation_level=self.isolation,
+            session_id=0,
+            session_epoch=-1,
+            topics=(
+                mod.FetchTopic(
+                    topic=self.topic,
+                    partitions=(
+                        mod.FetchPartition(
+                            partition=self.partition,
+                            current_leader_epoch=-1,
+                            fetch_offset=offset,
+                            log_start_offset=-1,
+                            partition_max_bytes=self.partition_max_bytes,
+                        ),
+                    ),
+                ),
+            ),
+            forgotten_topics_data=(),
+            rack_id="",
+        )
+
+    def _partition_data(self, response: Any) -> Any:
+        if response.error_code != ErrorCode.none:
+            raise Unsupported(f"fetch error {response.error_code.name}")
+        for topic in response.responses:
+            if topic.topic != self.topic:
+                continue
+            for part in topic.partitions:
+                if part.partition_index == self.partition:
+                    return part
+        if response.throttle_time:
+            raise Unsupported("throttled")
+        raise Unsupported("partition missing from the fetch response")
+
+    def _read(self, conn: Connection, dec: Any) -> Iterator[pa.RecordBatch]:
+        if not _fetch_supported(conn):
+            raise Unsupported(f"broker does not serve Fetch v{FETCH_VERSION}")
+        conn.send(FETCH_KEY, FETCH_VERSION, self._request(self.position))
+        deadline = time.monotonic() + self.timeout
+        while True:
+            part = self._partition_data(conn.receive())
+            if part.error_code != ErrorCode.none:
+                raise Unsupported(f"partition error {part.error_code.name}")
+            if part.aborted_transactions:
+                raise Unsupported("aborted transactions in the fetch")
+            scanned = scan_records(dec, part.records or b"")
+            if scanned.following is None:
+                if scanned.problem is not None:
+                    raise Unsupported(scanned.problem)
+                stable = part.last_stable_offset
+                if self.isolation == READ_UNCOMMITTED or stable < 0:
+                    stable = part.high_watermark
+                if stable >= self.end:  # nothing left below end: the rest are holes
+                    self.finished = True
+                    return
+                if time.monotonic() > deadline:
+                    raise TimeoutError(
+                        f"no records from {self.topic}-{self.partition} at offset < {self.end}"
+                    )
+                conn.send(FETCH_KEY, FETCH_VERSION, self._request(self.position))
+                continue
+            deadline = time.monotonic() + self.timeout
+            if scanned.problem is None and scanned.following < self.end:
+                # Next request out before decoding: the broker reads while we decode.
+                conn.send(FETCH_KEY, FETCH_VERSION, self._request(scanned.following))
+            cols = decode_scanned(dec, scanned, self.position, self.end)
+            if cols is None:
+                raise Unsupported("malformed record batch")
+            yield dec.to_arrow(cols, self.topic, self.partition, self.schema)
+            self.position = max(self.position, scanned.following)
+            if self.position >= self.end:
+                self.finished = True
+                return
+            if scanned.problem is not None:
+                raise Unsupported(scanned.problem)
+
+
+@dataclass(frozen=True)
+class Scanned:
+    """A fetch's ``records`` as far as the batch headers tell (see :func:`scan_records`)."""
+
+    records: bytes
+    buf: np.ndarray
+    table: np.ndarray
+    """One row per readable batch, columns ``_decode.SEC_START..COUNT``."""
+    attrs: np.ndarray
+    following: int | None
+    """The offset after the last readable batch; None if there is none."""
+    problem: str | None
+    """Why the batch after the readable ones (if any) cannot be read here."""
+
+
+def scan_records(dec: Any, records: bytes) -> Scanned:
+    """The complete batches of ``records`` up to the first one the fast path cannot read
+    (magic < 2, unknown codec); a truncated last batch is left for the next fetch."""
+    buf = np.frombuffer(records, np.uint8)
+    base, last_delta, attrs, magic, base_ts, max_ts, count, rec_start, batch_end = dec.scan(buf)
+    codec = attrs & dec.CODEC_MASK
+    bad = (magic != 2) | (codec > 4)
+    n = int(np.argmax(bad)) if bad.any() else len(base)
+    problem = None
+    if n < len(base):
+        problem = f"batch at offset {base[n]}: magic {magic[n]}, codec {codec[n]}"
+    elif n == 0 and len(buf):
+        problem = "a batch larger than the fetch size"
+    table = np.stack(
+        [rec_start, batch_end, base, base_ts, max_ts, (attrs & dec.LOG_APPEND_TIME) != 0, count],
+        axis=1,
+    ).astype(np.int64)[:n]
+    following = int(base[n - 1] + last_delta[n - 1] + 1) if n else None
+    return Scanned(records, buf, table, attrs[:n], following, problem)
+
+
+def decode_scanned(dec: Any, scanned: Scanned, start: int, end: int) -> Any:
+    """``_decode.Columns`` of the records in ``[start, end)`` of the readable batches; None if
+    one is malformed. Control batches (transaction markers) hold no records for the reader."""
+    keep = (scanned.attrs & dec.CONTROL) == 0
+    table = scanned.table[keep]
+    codec = (scanned.attrs & dec.CODEC_MASK)[keep]
+    if not codec.any():
+        segments = [(scanned.buf, table)]
+    else:
+        segments = _inflate(dec, scanned.records, scanned.buf, table, codec)
+    return dec.decode(segments, start, end)
+
+
+def _inflate(
+    dec: Any, records: bytes, buf: np.ndarray, table: np.ndarray, codec: np.ndarray
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Segments in batch order: runs of uncompressed batches read in place, each compressed
+    batch's records section inflated on its own (one cramjam call per batch; the pieces are
+    not copied together)."""
+    segments: list[tuple[np.ndarray, np.ndarray]] = []
+    view = memoryview(records)
+    run = 0
+    for i in range(len(codec)):
+        if codec[i] == 0:
+            continue
+        if run < i:
+            segments.append((buf, table[run:i]))
+        raw = dec.decompress(int(codec[i]), view[table[i, dec.SEC_START] : table[i, dec.SEC_END]])
+        if raw is None:
+            raise Unsupported(f"codec {codec[i]}")
+        data = np.frombuffer(raw, np.uint8)
+        row = table[i : i + 1].copy()
+        row[0, dec.SEC_START], row[0, dec.SEC_END] = 0, len(data)
+        segments.append((data, row))
+        run = i + 1
+    if run < len(codec):
+        segments.append((buf, table[run:]))
+    return segments
+
+
+class _Coalescer:
+    """Re-cuts decoded batches to ``rows`` rows each (the last one of a read may be shorter).
+
+    A fetch response holds anything from one record to hundreds of thousands; Spark is handed
+    batches of one size, as from the confluent-kafka path. Big batches are sliced (no copy);
+    small ones are concatenated once enough rows are pending.
+    """
+
+    def __init__(self, rows: int) -> None:
+        self.rows = rows
+        self.pending: list[pa.RecordBatch] = []
+        self.count = 0
+
+    def add(self, batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
+        if batch.num_rows == 0:
+            return
+        self.pending.append(batch)
+        self.count += batch.num_rows
+        if self.count < self.rows:
+            return
+        whole = self._take()
+        cut = whole.num_rows - whole.num_rows % self.rows
+        for at in range(0, cut, self.rows):
+            yield whole.slice(at, self.rows)
+        if cut < whole.num_rows:
+            self.pending, self.count = [whole.slice(cut)], whole.num_rows - cut
+
+    def flush(self) -> Iterator[pa.RecordBatch]:
+        if self.pending:
+            yield self._take()
+
+    def _take(self) -> pa.RecordBatch:
+        pending, self.pending, self.count = self.pending, [], 0
+        if len(pending) == 1:
+            return pending[0]
+        return pa.Table.from_batches(pending).combine_chunks().to_batches()[0]
+
+
+@cache
+def _module_of(cls: type) -> Any:
+    return sys.modules[cls.__module__]
