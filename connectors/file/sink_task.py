@@ -20,6 +20,13 @@ partition (a single-partition topic, the default for auto-created topics).
 
 Without ``file`` the sink writes to stdout, as Kafka Connect does, with no such guarantee.
 
+Raw lines: when ``put`` gets a ``SinkRecordBatch`` whose values the value converter turns into
+UTF-8 text as they are (StringConverter in UTF-8, or ByteArrayConverter on valid UTF-8), the
+``raw`` format writes the consumed bytes without building records, and dedupe reads the raw
+``file.stream``/``file.seq`` header bytes. It writes the same bytes and keeps the same offsets
+and sequence numbers as the record path, which handles everything else (JSON lines, other
+converters, a batch that does not convert cleanly, where the error policy decides).
+
 Only one task writes a file (the connector makes one task config), so no locking is needed;
 all calls come from the task's thread.
 """
@@ -29,13 +36,18 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import operator
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from connectors.file.config import FileSinkConfig
 from hub.api import ConnectError, SinkRecord, SinkTask, SinkTaskContext, TopicPartition
+from hub.api.sink import SinkRecordBatch, decodes
+
+_STREAM, _SEQ = "file.stream", "file.seq"
+_first, _second = operator.itemgetter(0), operator.itemgetter(1)
 
 log = logging.getLogger(__name__)
 
@@ -64,17 +76,35 @@ def _resent(
     (Per partition, because only within one partition is the source's order kept.)"""
     stream = seq = None
     for header in record.headers:
-        if header.key == "file.seq":
+        if header.key == _SEQ:
             seq = header.value
-        elif header.key == "file.stream":
+        elif header.key == _STREAM:
             stream = header.value
     if stream is None or seq is None:
         return False
+    return _seen(_seq_number(seq), _stream_name(stream), key, seqs)
+
+
+def _seq_number(seq: Any) -> int | None:
+    """A ``file.seq`` header value as the sequence number, None if it is not one."""
     try:
-        n = int(seq.decode() if isinstance(seq, bytes) else seq)
+        return int(seq.decode() if isinstance(seq, bytes) else seq)
     except (TypeError, ValueError):
+        return None
+
+
+def _stream_name(stream: Any) -> str:
+    return stream.decode() if isinstance(stream, bytes) else str(stream)
+
+
+def _seen(
+    n: int | None, stream: str, key: tuple[str, int], seqs: dict[tuple[str, int, str], int]
+) -> bool:
+    """True if sequence number ``n`` of ``stream`` is not above the last one written (a
+    re-send); else records it as the last one. ``n`` None: not a sequenced record."""
+    if n is None:
         return False
-    skey = (*key, stream.decode() if isinstance(stream, bytes) else str(stream))
+    skey = (*key, stream)
     if n <= seqs.get(skey, 0):
         return True
     seqs[skey] = n
@@ -94,8 +124,9 @@ class FileSinkTask(SinkTask):
     def __init__(self, context: SinkTaskContext) -> None:
         super().__init__(context)
         self._fd: int | None = None
-        self._buf: list[str] = []  # formatted lines, without their newline
+        self._buf: list[bytes] = []  # encoded lines, each chunk ending with a newline
         self._buf_bytes = 0
+        self._streams: dict[bytes, str | None] = {}  # raw file.stream header -> its stream name
         self._written_raw: dict[tuple[str, int], int] = {}  # next offset handed to the OS
         self._durable: dict[TopicPartition, int] = {}  # next offset fsynced + in the sidecar
         self._seqs: dict[tuple[str, int, str], int] = {}  # last file.seq per stream written
@@ -142,16 +173,19 @@ class FileSinkTask(SinkTask):
                 self.context.offset(tp, self._durable[tp])
 
     def put(self, records: Sequence[SinkRecord]) -> None:
-        # Hot path: plain (topic, partition) tuples and str lines, encoded once per write.
+        if type(records) is SinkRecordBatch and self._raw_lines(records):
+            self._put_raw(records)
+            return
+        # Record path: plain (topic, partition) tuples and str lines, encoded once per batch.
         if not records:
             # The stream went quiet (the worker calls put([]) on an idle poll): write out what
             # is buffered so the file shows it now, not at the next commit. Not fsynced: the
             # sidecar written by flush still decides what survives a crash.
             self._write()
             return
-        lines, written, as_json = self._buf, self._written_raw, self._json
+        lines: list[str] = []
+        written, as_json = self._written_raw, self._json
         dedupe, seqs = self.config.dedupe, self._seqs
-        size = 0
         for record in records:
             key = (record.topic, record.partition or 0)
             offset = record.offset
@@ -166,10 +200,169 @@ class FileSinkTask(SinkTask):
             else:
                 line = value if type(value) is str else _text(value)
             lines.append(line)
-            size += len(line) + 1
-        self._buf_bytes += size
+        if lines:
+            lines.append("")  # for the last newline
+            self._buffer("\n".join(lines).encode("utf-8", "surrogateescape"))
+
+    def _buffer(self, chunk: bytes) -> None:
+        self._buf.append(chunk)
+        self._buf_bytes += len(chunk)
         if self._buf_bytes >= self.config.buffer_bytes:
             self._write()
+
+    def _raw_lines(self, batch: SinkRecordBatch) -> bool:
+        """True if the consumed values are the very bytes the record path would write: raw
+        format, values that are UTF-8 text as consumed, and a batch that converts cleanly
+        (else the records apply the error policy). ``dedupe`` also needs exact headers."""
+        if self._json or (self.config.dedupe and not batch.headers_exact):
+            return False
+        conversion = batch.value_conversion
+        if conversion.is_text("utf-8"):
+            return batch.converts_cleanly()
+        # bytes values are written as UTF-8 text with U+FFFD for invalid sequences
+        return (
+            conversion.kind == "bytes"
+            and batch.converts_cleanly()
+            and decodes(batch.values, "utf-8")
+        )
+
+    def _put_raw(self, batch: SinkRecordBatch) -> None:
+        """``put`` from the columns: the offset check and dedupe of the record path, done for
+        the whole batch at once when it is one partition in offset order whose file headers
+        are plain (one stream, increasing sequence numbers); message by message otherwise."""
+        values = batch.values
+        topics, partitions, offsets = batch.topics, batch.partitions, batch.offsets
+        written = self._written_raw
+        count = len(offsets)
+        single = partitions.count(partitions[0]) == count and topics.count(topics[0]) == count
+        keep: Sequence[int] | None = None
+        if single and all(map(operator.lt, offsets, offsets[1:])):
+            key = (topics[0], partitions[0])
+            start = 0
+            floor = written.get(key, -1)
+            while start < count and offsets[start] < floor:
+                start += 1  # already in the file (see module docstring)
+            if start == count:
+                return
+            if not self.config.dedupe or self._dedupe_in_order(batch, key, start):
+                written[key] = offsets[-1] + 1
+                keep = range(start, count)
+        if keep is None:
+            keep = self._kept(batch)
+        lines = values if len(keep) == count else [values[i] for i in keep]
+        if None in lines:
+            lines = [b"null" if v is None else v for v in lines]  # as the record path prints
+        if lines:
+            self._buffer(b"\n".join(cast("list[bytes]", lines)))  # no None left
+            self._buffer(b"\n")
+
+    def _dedupe_in_order(self, batch: SinkRecordBatch, key: tuple[str, int], start: int) -> bool:
+        """For one partition from ``start``: True, with the sequence state updated, if no
+        record is a re-send (no record has both file headers, or all are of one stream with
+        increasing sequence numbers above the last written). False, state untouched, if it
+        takes a record-by-record look."""
+        headers = batch.headers[start:] if start else batch.headers
+        if not any(headers):
+            return True
+        # A producer (the file source) writes the same header keys in the same order on every
+        # record. Check that where it matters, column by column in C: every record has the
+        # first one's length, and from the first file header on, ``file.stream``/``file.seq``
+        # stand where the first record has its last ones and nowhere after (the last of
+        # repeated keys counts, as in _resent's scan). Any other shape: record by record.
+        first, count = headers[0], len(headers)
+        if not first:
+            return False
+        width = len(first)
+        layout = list(map(_first, first))
+        if _STREAM not in layout or _SEQ not in layout:
+            return False
+        at_stream = width - 1 - layout[::-1].index(_STREAM)
+        at_seq = width - 1 - layout[::-1].index(_SEQ)
+        try:
+            if list(map(len, headers)).count(width) != count:  # type: ignore[arg-type]
+                return False
+        except TypeError:  # a record without headers among others
+            return False
+        streams: list[bytes | None] = []
+        seqs: list[bytes | None] = []
+        for at in range(min(at_stream, at_seq), width):
+            column = list(map(operator.itemgetter(at), headers))  # type: ignore[arg-type]
+            names = list(map(_first, column))
+            if at == at_stream:
+                if names.count(_STREAM) != count:
+                    return False
+                streams = list(map(_second, column))
+            elif at > at_stream and _STREAM in names:
+                return False
+            if at == at_seq:
+                if names.count(_SEQ) != count:
+                    return False
+                seqs = list(map(_second, column))
+            elif at > at_seq and _SEQ in names:
+                return False
+        if streams[0] is None or streams.count(streams[0]) != count:
+            return False
+        try:
+            # ASCII digits: the number SimpleHeaderConverter (an int, or a Decimal past int64)
+            # and StringHeaderConverter give; int(b"") raises, as the record path's int("")
+            if not b"".join(seqs).isdigit():  # type: ignore[arg-type]
+                return False
+            numbers = list(map(int, seqs))  # type: ignore[arg-type]
+        except (TypeError, ValueError):  # a None or empty file.seq
+            return False
+        stream = self._stream(batch, key[0], streams[0])
+        if stream is None:
+            return False
+        skey = (*key, stream)
+        if numbers[0] <= self._seqs.get(skey, 0) or not all(map(operator.lt, numbers, numbers[1:])):
+            return False
+        self._seqs[skey] = numbers[-1]
+        return True
+
+    def _kept(self, batch: SinkRecordBatch) -> list[int]:
+        """Indexes of the messages to write, checked one by one as the record path does."""
+        topics, partitions, offsets = batch.topics, batch.partitions, batch.offsets
+        headers = batch.headers
+        written, seqs, dedupe = self._written_raw, self._seqs, self.config.dedupe
+        keep = []
+        for i, offset in enumerate(offsets):
+            key = (topics[i], partitions[i])
+            if offset < written.get(key, -1):
+                continue
+            written[key] = offset + 1
+            if dedupe and (raw := headers[i]):
+                stream = seq = None
+                for name, data in raw:
+                    if name == _SEQ:
+                        seq = data
+                    elif name == _STREAM:
+                        stream = data
+                if stream is not None and seq is not None:
+                    named = self._stream(batch, key[0], stream)
+                    if named is not None and _seen(self._seq(batch, key[0], seq), named, key, seqs):
+                        continue
+            keep.append(i)
+        return keep
+
+    def _stream(self, batch: SinkRecordBatch, topic: str, data: bytes) -> str | None:
+        """The stream name a record's ``file.stream`` header with these bytes gives (None if
+        the header converter makes it None, e.g. ``null``). Cached: streams are few."""
+        try:
+            return self._streams[data]
+        except KeyError:
+            pass
+        if len(self._streams) >= 1024:
+            self._streams.clear()
+        value = batch.convert_header(topic, _STREAM, data)
+        name = None if value is None else _stream_name(value)
+        self._streams[data] = name
+        return name
+
+    @staticmethod
+    def _seq(batch: SinkRecordBatch, topic: str, data: bytes | None) -> int | None:
+        if data and data.isdigit():  # see _dedupe_in_order
+            return int(data)
+        return _seq_number(batch.convert_header(topic, _SEQ, data))
 
     @property
     def _written(self) -> dict[TopicPartition, int]:
@@ -191,8 +384,7 @@ class FileSinkTask(SinkTask):
     def _write(self) -> None:
         if not self._buf:
             return
-        self._buf.append("")  # for the last newline
-        data = "\n".join(self._buf).encode("utf-8", "surrogateescape")
+        data = b"".join(self._buf)
         self._buf.clear()
         self._buf_bytes = 0
         if self._fd is None:

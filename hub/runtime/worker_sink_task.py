@@ -11,10 +11,18 @@ task's thread. A connector PAUSE pauses every assigned partition but keeps polli
 task keeps its group membership and its assignment. ``put`` raising ``RetriableError`` gets
 the same batch again after a backoff; any other exception fails the task. Every poll calls
 ``put``, with an empty batch when nothing arrived (about every 100 ms while idle).
+
+Batches: with no transform configured, a poll's messages go to ``put`` as a
+``SinkRecordBatch`` (hub.api.sink): the records are built only if the task looks at them,
+and a task that writes the consumed bytes reads them as columns. The columns and the
+per-partition offsets come from C-level maps over the messages (no Python frame per message);
+anything unusual in a poll (an error message, a partition no longer assigned, a topic seen for
+the first time) takes the record-by-record path instead.
 """
 
 from __future__ import annotations
 
+import codecs
 import logging
 import time
 from collections.abc import Mapping
@@ -34,9 +42,11 @@ from hub.api import (
     TopicPartition,
 )
 from hub.api.schema import OPTIONAL_BYTES_SCHEMA, OPTIONAL_STRING_SCHEMA
+from hub.api.sink import OTHER_CONVERSION, RawConversion, SinkRecordBatch
 from hub.api.slots import slot_setters
 from hub.converters.bytes import ByteArrayConverter
 from hub.converters.headers import SimpleHeaderConverter, StringHeaderConverter
+from hub.converters.json import JsonConverter
 from hub.converters.string import StringConverter
 from hub.converters.values import _INT_SCHEMAS
 from hub.runtime.error_handling import (
@@ -125,6 +135,18 @@ def _decoding(converter: Any) -> tuple[int, Any, str]:
     if kind is ByteArrayConverter:
         return _RAW, OPTIONAL_BYTES_SCHEMA, ""
     return _PLAIN, None, ""
+
+
+def raw_conversion(converter: Any) -> RawConversion:
+    """How a key/value converter relates to the consumed bytes, for ``SinkRecordBatch``."""
+    kind, _, encoding = _decoding(converter)
+    if kind == _TEXT:
+        return RawConversion("text", codecs.lookup(encoding).name, null_safe=True)
+    if kind == _RAW:
+        return RawConversion("bytes", null_safe=True)
+    if type(converter) is JsonConverter:
+        return RawConversion("other", null_safe=True)
+    return OTHER_CONVERSION
 
 
 def group_id(connector: str) -> str:
@@ -225,6 +247,11 @@ class WorkerSinkTask(WorkerTask):
         pure = header_type in (SimpleHeaderConverter, StringHeaderConverter)
         self._header_cache: dict[tuple[str, bytes | None], Header] | None = {} if pure else None
         self._int_headers = header_type is SimpleHeaderConverter
+        self._key_conversion = raw_conversion(self.converters.key)
+        self._value_conversion = raw_conversion(self.converters.value)
+        # The built-in header converters decode with errors="replace" and never fail: a sink
+        # may read raw header bytes and convert only the ones it needs.
+        self._convert_header = self._header_value if pure else None
         overrides = {
             k[len("consumer.override.") :]: v
             for k, v in self.connector_config.items()
@@ -264,7 +291,7 @@ class WorkerSinkTask(WorkerTask):
             messages = self.consumer.consume(500, 0.1)
             # plain (topic, partition) tuples: hashed in C, this loop runs per record
             offsets: dict[tuple[str, int], int] = {}
-            batch = self._records(messages, offsets)
+            batch = self._batch(messages, offsets)
             self._batch_messages = messages
             # An idle poll still calls put([]), as Kafka Connect does: a sink that rolls files
             # or batches on time (rotate.schedule.interval.ms) can close a quiet one promptly.
@@ -280,6 +307,46 @@ class WorkerSinkTask(WorkerTask):
                     # nothing is lost, the uncommitted records are only redelivered.
                     log.warning("offset commit failed", extra={**self.log_extra, "error": str(exc)})
                 next_commit = time.monotonic() + interval
+
+    def _batch(
+        self, messages: list[Message], offsets: dict[tuple[str, int], int]
+    ) -> list[SinkRecord] | SinkRecordBatch:
+        """What ``put`` gets for one consume; ``offsets`` gets each partition's next offset.
+
+        A lazy ``SinkRecordBatch`` when every message is a record of an assigned partition of
+        a topic already seen and no transform is configured; else the records (``_records``).
+        """
+        if not messages or not self._identity or any(map(Message.error, messages)):
+            return self._records(messages, offsets)
+        topics: list[str] = list(map(Message.topic, messages))  # type: ignore[arg-type]
+        partitions: list[int] = list(map(Message.partition, messages))  # type: ignore[arg-type]
+        first = (topics[0], partitions[0])
+        if len(set(partitions)) == 1 and len(set(topics)) == 1:
+            keys = None  # one partition: no per-message tuples
+            if first not in self._assigned_keys or first[0] not in self._topics_seen:
+                return self._records(messages, offsets)
+        else:
+            keys = list(zip(topics, partitions, strict=True))
+            if not (self._assigned_keys.issuperset(keys) and self._topics_seen.issuperset(topics)):
+                return self._records(messages, offsets)
+        numbers: list[int] = list(map(Message.offset, messages))  # type: ignore[arg-type]
+        if keys is None:
+            offsets[first] = numbers[-1] + 1
+        else:  # the last message of each partition gives its next offset, as _records does
+            offsets.update(zip(keys, map((1).__add__, numbers), strict=True))
+        return SinkRecordBatch(
+            messages,
+            topics,
+            partitions,
+            numbers,
+            build=lambda: self._records(messages, {}),
+            key_conversion=self._key_conversion,
+            value_conversion=self._value_conversion,
+            convert_header=self._convert_header,
+        )
+
+    def _header_value(self, topic: str, key: str, data: bytes | None) -> Any:
+        return self.converters.header.to_connect(topic, key, data).value
 
     def _records(
         self, messages: list[Message], offsets: dict[tuple[str, int], int]
@@ -442,15 +509,25 @@ class WorkerSinkTask(WorkerTask):
             append(header)
         return tuple(out)
 
-    def _deliver(self, batch: list[SinkRecord]) -> bool:
-        """Calls ``put`` until it accepts the batch; False if stopped before it did."""
+    def _deliver(self, batch: list[SinkRecord] | SinkRecordBatch) -> bool:
+        """Calls ``put`` until it accepts the batch; False if stopped before it did.
+
+        A ``SinkRecordBatch`` is settled after ``put``: conversion failures the task did not
+        look at are reported (or fail the task) as if the records had been built up front.
+        """
         assert self.task is not None
         delay = 0.1
         while True:
             try:
                 self.task.put(batch)
+                if type(batch) is SinkRecordBatch:
+                    batch.settle()
                 return True
             except RetriableError as exc:
+                if type(batch) is SinkRecordBatch and batch.failure is not None:
+                    # the records could not be built (an intolerable conversion failure):
+                    # retrying put cannot help; fail the task as the eager path would
+                    raise batch.failure from exc
                 log.warning("put failed, retrying", extra={**self.log_extra, "error": str(exc)})
                 if self.stopping.wait(delay):
                     return False
