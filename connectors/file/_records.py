@@ -130,8 +130,10 @@ class Emitted:
     """What one ``poll`` emitted, in order: line batches and single records (multiline events,
     an unterminated last line). ``len()`` counts records (``batch.size`` caps it).
 
-    A batch that continues the previous one (same file, identity and headers, the next line)
-    is merged into it, so a poll that crosses a read chunk still returns one batch."""
+    A batch that follows one with the same shared parts (file, identity, headers: the next
+    lines of the same file, read from the next chunk) is merged into it, so a poll that
+    crosses a read chunk still returns one batch. Merging is concatenating the columns, so
+    the merged batch's records are exactly the two batches' records."""
 
     __slots__ = ("count", "parts")
 
@@ -151,10 +153,12 @@ class Emitted:
         prev = self.parts[-1] if self.parts else None
         if (
             type(prev) is SourceRecordBatch
-            and prev.source_partition is batch.source_partition
-            and prev.offset is batch.offset
+            and prev.topic == batch.topic
+            and prev.source_partition == batch.source_partition
+            and prev.offset == batch.offset  # a new dict per chunk read, often equal
             and prev.headers == batch.headers
             and prev.encoding == batch.encoding
+            and prev.value_schema == batch.value_schema
             and [k for k, _ in prev.header_columns] == [k for k, _ in batch.header_columns]
             and prev.offset_columns.keys() == batch.offset_columns.keys()
         ):

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from connectors.file._records import STRING_SCHEMA, Emitted, RecordFactory, make_header
+from connectors.file._tailer import CHUNK_BYTES
 from hub.api import Header, SourceRecord, SourceRecordBatch
 from hub.converters.bytes import ByteArrayConverter
 from hub.converters.string import StringConverter
@@ -96,6 +97,17 @@ def test_contiguous_batches_of_one_poll_merge_into_one() -> None:
     assert isinstance(flat, list) and len(flat) == len(LINES) + 2
     assert flat[: len(LINES)] == one_by_one(LINES, 0, 0, True)
     assert flat[-1].source_offset["inode"] == 8
+
+
+def test_a_poll_across_read_chunks_returns_one_batch(tmp_path: Path, source: Any) -> None:
+    log = tmp_path / "big.log"
+    lines = [f"{i:08d} {'x' * 50}" for i in range(2 * CHUNK_BYTES // 60)]  # two chunks
+    log.write_text("".join(line + "\n" for line in lines))
+    src = source(file=str(log), batch_size=str(len(lines)))
+    result = src.task.poll()
+    assert isinstance(result, SourceRecordBatch)  # what the worker produces from columns
+    assert [r.value for r in result] == lines
+    assert result.last_offset()["position"] == log.stat().st_size
 
 
 def _values(batch: SourceRecordBatch, converter: Any) -> Any:
