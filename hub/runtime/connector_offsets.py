@@ -3,18 +3,26 @@
 Source connectors' offsets are records in the offsets topic (via the ``OffsetStore``); sink
 connectors' offsets are their consumer group's (``connect-<name>``) committed offsets, changed
 through the admin API. Changes are only allowed while the connector is STOPPED (the herder
-checks), so no running task can overwrite them and the sink group has no members.
+checks), so no running task can overwrite them and the sink group has no members; the broker
+checks that too (it deletes only empty groups and refuses admin commits into live ones), and a
+group that still has members is a 409 with nothing changed.
+
+Resetting *one* sink partition (``"offset": null`` in PATCH) has no admin call in
+confluent-kafka (which does not expose OffsetDelete), so it deletes the group and commits the
+other partitions back; see :func:`_reset_sink_partitions` for how that stays safe.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterable
 from typing import Any
 
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
 
-from hub.runtime.errors import BadRequestError
+from hub.runtime.errors import BadRequestError, ConflictError, HerderError
 from hub.runtime.worker_sink_task import group_id
 
 ALTERED = "The offsets for this connector have been altered successfully"
@@ -24,6 +32,8 @@ RESET = (
     "reset in the system that the connector uses."
 )
 TIMEOUT = 15.0
+
+log = logging.getLogger(__name__)
 
 
 def source_offsets(store: Any, name: str) -> dict[str, Any]:
@@ -71,7 +81,21 @@ def sink_offsets(admin: AdminClient, name: str) -> dict[str, Any]:
 
 
 def alter_sink_offsets(admin: AdminClient, name: str, offsets: list[dict[str, Any]]) -> str:
-    tps = []
+    """Sets (a number) or resets (``null``) single partitions of the sink's consumer group.
+
+    Entries apply in order, so a partition named twice gets the last value. Numbers alone are
+    one OffsetCommit. Resets go through :func:`_reset_sink_partitions`.
+    """
+    wanted = _sink_entries(offsets)
+    if any(value is None for value in wanted.values()):
+        return _reset_sink_partitions(admin, name, wanted)
+    _commit(admin, name, {tp: (v, None, None) for tp, v in wanted.items() if v is not None})
+    return ALTERED
+
+
+def _sink_entries(offsets: list[dict[str, Any]]) -> dict[tuple[str, int], int | None]:
+    """``(topic, partition) -> offset`` (None: reset) from the request body, validated."""
+    wanted: dict[tuple[str, int], int | None] = {}
     for entry in offsets:
         partition, offset = entry.get("partition") or {}, entry.get("offset")
         try:
@@ -82,30 +106,155 @@ def alter_sink_offsets(admin: AdminClient, name: str, offsets: list[dict[str, An
                 "sink offsets need partition {'kafka_topic', 'kafka_partition'}"
             ) from None
         if offset is None:
-            raise BadRequestError(
-                "resetting single sink partitions is not supported; use DELETE to reset all"
-            )
+            wanted[(topic, number)] = None
+            continue
         try:
             value = int(offset["kafka_offset"])
         except (KeyError, TypeError, ValueError):
             raise BadRequestError("sink offsets need offset {'kafka_offset': n}") from None
         if value < 0:
             raise BadRequestError(f"kafka_offset must be >= 0, got {value}")
-        tps.append(KafkaTopicPartition(topic, number, value))
-    if tps:
-        request = ConsumerGroupTopicPartitions(group_id(name), tps)
-        admin.alter_consumer_group_offsets([request])[group_id(name)].result(timeout=TIMEOUT)
+        wanted[(topic, number)] = value
+    return wanted
+
+
+Committed = dict[tuple[str, int], tuple[int, str | None, int | None]]
+"""``(topic, partition) -> (offset, metadata, leader epoch)`` of a consumer group."""
+
+
+def _reset_sink_partitions(
+    admin: AdminClient, name: str, wanted: dict[tuple[str, int], int | None]
+) -> str:
+    """Removes the committed offset of the partitions set to None; sets the others.
+
+    confluent-kafka has no OffsetDelete call, so: read every committed offset of the group,
+    delete the group (the broker only deletes an *empty* group, atomically, so a sink task
+    still running somewhere makes this a 409 with nothing changed) and commit back every
+    partition that is not reset, with its metadata, plus the ones this request sets. Between
+    the delete and the commit the group has no offsets; the full set is logged first, and a
+    failed commit is an error that lists what must be set again, so nothing is lost silently.
+    """
+    group = group_id(name)
+    committed = _committed(admin, group)
+    if not any(value is None and tp in committed for tp, value in wanted.items()):
+        # nothing to remove: the reset partitions have no committed offset already
+        numbers: Committed = {tp: (v, None, None) for tp, v in wanted.items() if v is not None}
+        _commit(admin, name, numbers)
+        return ALTERED
+    restore: Committed = {tp: c for tp, c in committed.items() if tp not in wanted}
+    restore.update({tp: (v, None, None) for tp, v in wanted.items() if v is not None})
+    log.info(
+        "resetting offsets of %s in group %s: deleting the group, then committing %s "
+        "(committed before: %s)",
+        _names(tp for tp, v in wanted.items() if v is None),
+        group,
+        _describe(restore),
+        _describe(committed),
+    )
+    _delete_group(admin, name)
+    try:
+        _commit(admin, name, restore)
+    except (KafkaException, HerderError) as exc:
+        log.error(
+            "group %s was deleted to reset %s, but committing the other offsets back failed "
+            "(%s); these partitions now have no committed offset and must be set again: %s",
+            group,
+            _names(tp for tp, v in wanted.items() if v is None),
+            exc,
+            _describe(restore),
+        )
+        raise HerderError(
+            f"The offsets of connector {name} were partly reset: its consumer group {group} "
+            f"was deleted, but committing the offsets of the other partitions back failed "
+            f"({exc}). Set them again with PATCH /connectors/{name}/offsets before resuming "
+            f"the connector: {_describe(restore)}"
+        ) from exc
     return ALTERED
 
 
+def _committed(admin: AdminClient, group: str) -> Committed:
+    request = ConsumerGroupTopicPartitions(group)
+    future = admin.list_consumer_group_offsets([request])[group]
+    try:
+        result = future.result(timeout=TIMEOUT)
+    except KafkaException as exc:
+        if _code(exc) == KafkaError.GROUP_ID_NOT_FOUND:
+            return {}
+        raise
+    return {
+        (tp.topic, tp.partition): (tp.offset, tp.metadata, tp.leader_epoch)
+        for tp in result.topic_partitions or []
+        if tp.offset >= 0
+    }
+
+
+def _commit(admin: AdminClient, name: str, offsets: Committed) -> None:
+    """One OffsetCommit (as an admin: no member, generation -1) into ``connect-<name>``.
+
+    The broker takes such a commit only while the group is empty; a live group answers
+    UNKNOWN_MEMBER_ID for every partition, which is a 409 here. Other refusals name the
+    partitions (500).
+    """
+    if not offsets:
+        return
+    tps = [
+        # the client takes no None here: "" is what the broker stores for no metadata, and
+        # -1 means no leader epoch
+        KafkaTopicPartition(
+            topic, partition, offset, metadata or "", -1 if epoch is None else epoch
+        )
+        for (topic, partition), (offset, metadata, epoch) in sorted(offsets.items())
+    ]
+    group = group_id(name)
+    request = ConsumerGroupTopicPartitions(group, tps)
+    result = admin.alter_consumer_group_offsets([request])[group].result(timeout=TIMEOUT)
+    failed = [tp for tp in result.topic_partitions or [] if tp.error is not None]
+    if failed and all(tp.error.code() == KafkaError.UNKNOWN_MEMBER_ID for tp in failed):
+        raise _group_busy(name)
+    if failed:
+        raise HerderError(
+            "the broker refused "
+            + ", ".join(f"{tp.topic}-{tp.partition} ({tp.error.str()})" for tp in failed)
+        )
+
+
+def _names(tps: Iterable[tuple[str, int]]) -> str:
+    return ", ".join(f"{topic}-{partition}" for topic, partition in sorted(tps)) or "none"
+
+
+def _describe(offsets: Committed) -> str:
+    """``topic-partition=offset`` pairs, the form the error message and the log give."""
+    return ", ".join(f"{t}-{p}={offsets[(t, p)][0]}" for t, p in sorted(offsets)) or "none"
+
+
 def reset_sink_offsets(admin: AdminClient, name: str) -> str:
-    future = admin.delete_consumer_groups([group_id(name)], request_timeout=TIMEOUT)[group_id(name)]
+    _delete_group(admin, name)
+    return RESET
+
+
+def _delete_group(admin: AdminClient, name: str) -> None:
+    """Deletes ``connect-<name>`` with all its offsets; a missing group is already reset.
+
+    The broker deletes only an empty group, so a consumer still in it (a task that has not
+    stopped yet, or another client sharing the group) is a 409 and nothing changes.
+    """
+    group = group_id(name)
+    future = admin.delete_consumer_groups([group], request_timeout=TIMEOUT)[group]
     try:
         future.result(timeout=TIMEOUT)
     except KafkaException as exc:
+        if _code(exc) == KafkaError.NON_EMPTY_GROUP:
+            raise _group_busy(name) from None
         if _code(exc) != KafkaError.GROUP_ID_NOT_FOUND:
             raise
-    return RESET
+
+
+def _group_busy(name: str) -> ConflictError:
+    return ConflictError(
+        f"Cannot change the offsets of connector {name}: its consumer group {group_id(name)} "
+        "still has active members (a task of the connector that has not stopped yet, or "
+        "another consumer using the group). Nothing was changed; retry once the group is empty."
+    )
 
 
 def _code(exc: KafkaException) -> int | None:
