@@ -233,6 +233,47 @@ def test_follower_rejoin_in_stable_group_does_not_rebalance(manager: GroupManage
     run(scenario)
 
 
+def test_leader_rejoin_in_stable_group_rebalances_with_every_member(manager: GroupManager) -> None:
+    """What kafka-python 3.0 does when it drops a finished join (see test_clients_python).
+
+    The leader's JoinGroup in a Stable group starts a rebalance (as in Kafka); the follower
+    learns it from its heartbeat, rejoins, and the next generation includes both, with both
+    assignments delivered. Repeating it never leaves a member out or unanswered.
+    """
+
+    async def scenario() -> None:
+        a = await stable_group_of_one(manager)
+        b = await new_member_id(manager, client_id="b")
+        tasks = [start_join(manager, b, client_id="b"), start_join(manager, a, client_id="a")]
+        await settle()
+        assert all(t.done() for t in tasks)
+        await asyncio.gather(
+            manager.sync("g", 2, a, None, None, None, {a: b"x", b: b"y"}),
+            manager.sync("g", 2, b, None, None, None, {}),
+        )
+        for generation in (3, 4, 5):
+            a_join = start_join(manager, a, client_id="a")
+            await settle()
+            assert not a_join.done(), "the leader's rejoin waits for the follower"
+            group = manager.groups["g"]
+            assert group.state is GroupState.PREPARING_REBALANCE
+            error = manager.heartbeat("g", b, None, generation - 1)
+            assert error is ErrorCode.rebalance_in_progress
+            b_join = start_join(manager, b, client_id="b")
+            await settle()
+            ra, rb = a_join.result(), b_join.result()
+            assert ra.error is rb.error is OK and ra.generation == rb.generation == generation
+            assert {m[0] for m in ra.members} == {a, b}
+            a_sync, b_sync = await asyncio.gather(
+                manager.sync("g", generation, a, None, None, None, {a: b"x", b: b"y"}),
+                manager.sync("g", generation, b, None, None, None, {}),
+            )
+            assert (a_sync.assignment, b_sync.assignment) == (b"x", b"y")
+            assert group.state is GroupState.STABLE and group.generation == generation
+
+    run(scenario)
+
+
 def test_static_member_restart_keeps_assignment_without_rebalance(
     manager: GroupManager,
 ) -> None:
