@@ -22,6 +22,13 @@ Rows:
   upsert of the same rows (COPY into a temp table, one INSERT ... ON CONFLICT, one
   transaction), run just before the sink phase: what an upsert costs PostgreSQL itself.
 
+CPU: each phase also reports the CPU time it used, the client's (this process, all its
+threads: the task's own and its writer thread, or psycopg for the raw COPY) and the server's
+(the PostgreSQL backend of the connection, from /proc; private cluster only), as µs per
+record and records per CPU-second. On a shared machine the wall-clock rates of the sink and of
+its reference move with the other processes' load (the raw COPY varies 2x between runs);
+CPU per record does not, so it is the steadier comparison of the work each does.
+
 Records (dict values with a Connect struct schema, as the JSON converter delivers them) are
 built before the clock starts: the figure is the sink's, not the converter's or the broker's.
 Unless ``--dsn`` is given, a private PostgreSQL cluster is started (tests/fixtures/postgres.py)
@@ -91,27 +98,57 @@ def make_records(n: int, topic: str) -> list[SinkRecord]:
     return out
 
 
-def run_sink(url: str, records: list[SinkRecord], **config: str) -> float:
+class Phase:
+    """Wall-clock and CPU time (this process; the PostgreSQL backend ``pid``) of one phase."""
+
+    def __init__(self, pid: int | None) -> None:
+        self.pid = pid
+        self.wall = self.client = 0.0
+        self.server: float | None = None
+
+    def __enter__(self) -> Phase:
+        self._t, self._c, self._s = time.perf_counter(), time.process_time(), proc_cpu(self.pid)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self._t
+        self.client = time.process_time() - self._c
+        end = proc_cpu(self.pid)
+        self.server = end - self._s if end is not None and self._s is not None else None
+
+
+def proc_cpu(pid: int | None) -> float | None:
+    """User + system CPU seconds of process ``pid`` (None if it cannot be read: not local)."""
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_sink(url: str, records: list[SinkRecord], **config: str) -> Phase:
     n = len(records)
     raw = {"name": "bench", "topics": records[0].topic, "connection.url": url,
            "auto.create": "true", **config}  # fmt: skip
     task = WarehouseSinkTask(Ctx())  # type: ignore[arg-type]
     task.start(raw)
     tp = TopicPartition(records[0].topic, 0)
-    t0 = time.perf_counter()
-    for i in range(0, n, PUT_BATCH):
-        task.put(records[i : i + PUT_BATCH])
-    done = task.pre_commit({tp: n})
-    elapsed = time.perf_counter() - t0
+    pid = task._connection().connection.driver_connection.info.backend_pid  # type: ignore[union-attr]
+    with Phase(pid) as phase:
+        for i in range(0, n, PUT_BATCH):
+            task.put(records[i : i + PUT_BATCH])
+        done = task.pre_commit({tp: n})
     task.stop()
     assert done == {tp: n}, done
-    return elapsed
+    return phase
 
 
 BINARY_TYPES = ["int8", "text", "text", "text", "text", "int8", "float8"]  # DDL's columns
 
 
-def run_raw_copy(dsn: str, records: list[SinkRecord], table: str, binary: bool = False) -> float:
+def run_raw_copy(dsn: str, records: list[SinkRecord], table: str, binary: bool = False) -> Phase:
     """COPY of the same column tuples into a fresh table like the sink's, one transaction;
     text, or binary with the column types set."""
     names = [f.name for f in VALUE.fields]
@@ -119,18 +156,18 @@ def run_raw_copy(dsn: str, records: list[SinkRecord], table: str, binary: bool =
     with psycopg.connect(dsn) as conn:
         conn.execute(f"CREATE TABLE {table} {DDL}")  # type: ignore[arg-type]
         conn.commit()
-        t0 = time.perf_counter()
-        stmt = f"COPY {table} FROM STDIN" + (" (FORMAT BINARY)" if binary else "")
-        with conn.cursor() as cur, cur.copy(stmt) as copy:  # type: ignore[arg-type]
-            if binary:
-                copy.set_types(BINARY_TYPES)
-            for row in rows:
-                copy.write_row(row)
-        conn.commit()
-        return time.perf_counter() - t0
+        with Phase(conn.info.backend_pid) as phase:
+            stmt = f"COPY {table} FROM STDIN" + (" (FORMAT BINARY)" if binary else "")
+            with conn.cursor() as cur, cur.copy(stmt) as copy:  # type: ignore[arg-type]
+                if binary:
+                    copy.set_types(BINARY_TYPES)
+                for row in rows:
+                    copy.write_row(row)
+            conn.commit()
+        return phase
 
 
-def run_raw_upsert(dsn: str, records: list[SinkRecord], table: str, passes: int) -> list[float]:
+def run_raw_upsert(dsn: str, records: list[SinkRecord], table: str, passes: int) -> list[Phase]:
     """The database's own upsert of the same rows: COPY into a temp table, then one INSERT
     ... SELECT ... ON CONFLICT DO UPDATE into a table with the primary key, one transaction;
     ``passes`` times (the first inserts new keys, the next ones update every row)."""
@@ -143,15 +180,15 @@ def run_raw_upsert(dsn: str, records: list[SinkRecord], table: str, passes: int)
         conn.execute(f"CREATE TABLE {table} {DDL[:-1]}, PRIMARY KEY (id))")  # type: ignore[arg-type]
         conn.commit()
         for _ in range(passes):
-            t0 = time.perf_counter()
-            conn.execute(f"CREATE TEMP TABLE stage (LIKE {table}) ON COMMIT DROP")  # type: ignore[arg-type]
-            with conn.cursor() as cur, cur.copy(f"COPY stage ({cols}) FROM STDIN") as copy:  # type: ignore[arg-type]
-                for row in rows:
-                    copy.write_row(row)
-            conn.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM stage "  # type: ignore[arg-type]
-                         f"ON CONFLICT (id) DO UPDATE SET {sets}")  # fmt: skip
-            conn.commit()
-            out.append(time.perf_counter() - t0)
+            with Phase(conn.info.backend_pid) as phase:
+                conn.execute(f"CREATE TEMP TABLE stage (LIKE {table}) ON COMMIT DROP")  # type: ignore[arg-type]
+                with conn.cursor() as cur, cur.copy(f"COPY stage ({cols}) FROM STDIN") as copy:  # type: ignore[arg-type]
+                    for row in rows:
+                        copy.write_row(row)
+                conn.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM stage "  # type: ignore[arg-type]
+                             f"ON CONFLICT (id) DO UPDATE SET {sets}")  # fmt: skip
+                conn.commit()
+            out.append(phase)
     return out
 
 
@@ -200,21 +237,30 @@ def main() -> None:
         gc.collect()
         gc.freeze()  # the records live through the run: keep the collector off them
         # Each sink phase runs right after its raw counterpart, so both see the same load.
-        results: list[tuple[str, float, str, float]] = []
-        raw_copy = min(run_raw_copy(dsn, records, "raw_copy"),
-                       run_raw_copy(dsn, records, "raw_copy_b", binary=True))  # fmt: skip
+        results: list[tuple[str, Phase, str, Phase]] = []
+        phases: list[tuple[str, Phase]] = []
+        copies = [run_raw_copy(dsn, records, "raw_copy"),
+                  run_raw_copy(dsn, records, "raw_copy_b", binary=True)]  # fmt: skip
+        raw_copy = min(copies, key=lambda p: p.wall)
         sink = run_sink(url, records)
         results.append(("insert (COPY)", sink, "raw COPY", raw_copy))
-        sys.stderr.write(f"insert: sink {n / sink:,.0f} rec/s, raw COPY {n / raw_copy:,.0f}\n")
+        phases += [("raw text COPY", copies[0]), ("raw binary COPY", copies[1]),
+                   ("sink, insert", sink)]  # fmt: skip
+        sys.stderr.write(f"insert: sink {n / sink.wall:,.0f} rec/s, raw COPY "
+                         f"{n / raw_copy.wall:,.0f}\n")  # fmt: skip
         raw_new, raw_existing = run_raw_upsert(dsn, records, "raw_upsert", 2)
         upsert = {"insert.mode": "upsert", "pk.mode": "record_key"}
-        for label, raw_s in (("upsert, new keys", raw_new), ("upsert, existing keys",
+        for label, raw_p in (("upsert, new keys", raw_new), ("upsert, existing keys",
                                                               raw_existing)):  # fmt: skip
             sink = run_sink(url, upserts, **upsert)
-            results.append((label, sink, "raw upsert", raw_s))
-            sys.stderr.write(f"{label}: sink {n / sink:,.0f} rec/s, raw {n / raw_s:,.0f}\n")
-        raw_copy_after = min(run_raw_copy(dsn, records, "raw_copy_2"),
-                             run_raw_copy(dsn, records, "raw_copy_2b", binary=True))  # fmt: skip
+            results.append((label, sink, "raw upsert", raw_p))
+            phases += [(f"raw upsert, {label[8:]}", raw_p), (f"sink, {label}", sink)]
+            sys.stderr.write(f"{label}: sink {n / sink.wall:,.0f} rec/s, raw "
+                             f"{n / raw_p.wall:,.0f}\n")  # fmt: skip
+        after = [run_raw_copy(dsn, records, "raw_copy_2"),
+                 run_raw_copy(dsn, records, "raw_copy_2b", binary=True)]  # fmt: skip
+        phases += [("raw text COPY, after", after[0]), ("raw binary COPY, after", after[1])]
+        raw_copy_after = min(after, key=lambda p: p.wall)
         assert count(dsn, "ins") == n and count(dsn, "ups") == n
         version = server_version(dsn)
         load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
@@ -222,7 +268,7 @@ def main() -> None:
         if server is not None:
             server.stop("fast")
         shutil.rmtree(tmp, ignore_errors=True)
-    copy_rps = n / min(raw_copy, raw_copy_after)
+    copy_rps = n / min(raw_copy.wall, raw_copy_after.wall)
     lines = [
         f"Machine: {machine_summary(tempfile.gettempdir())}; load average {load}",
         f"Database: PostgreSQL {version} on the same machine "
@@ -234,12 +280,25 @@ def main() -> None:
         "raw COPY) |",
         "|---|---:|---:|---:|---:|---:|---|",
     ]
-    for label, elapsed, raw_label, raw_s in results:
-        rps = n / elapsed
+    for label, sink_p, raw_label, raw_p in results:
+        rps = n / sink_p.wall
         verdict = "pass" if rps >= TARGET_RPS and rps / copy_rps >= TARGET_RATIO else "MISS"
         lines.append(f"| warehouse sink, {label} | {rps:,.0f} | {copy_rps:,.0f} | "
-                     f"{rps / copy_rps:.0%} | {raw_label}: {n / raw_s:,.0f} | "
-                     f"{raw_s / elapsed:.0%} | {verdict} |")  # fmt: skip
+                     f"{rps / copy_rps:.0%} | {raw_label}: {n / raw_p.wall:,.0f} | "
+                     f"{raw_p.wall / sink_p.wall:.0%} | {verdict} |")  # fmt: skip
+    lines += [
+        "",
+        "CPU per phase (client = this process, all threads; server = its PostgreSQL backend):",
+        "",
+        "| phase | records/s (wall) | client CPU µs/record | server CPU µs/record "
+        "| records per CPU-second (client + server) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for label, p in phases:
+        server = f"{p.server / n * 1e6:.2f}" if p.server is not None else "—"
+        total = p.client + (p.server or 0.0)
+        lines.append(f"| {label} | {n / p.wall:,.0f} | {p.client / n * 1e6:.2f} | {server} | "
+                     f"{n / total:,.0f} |")  # fmt: skip
     table = "\n".join(lines)
     sys.stdout.write(table + "\n")
     if args.markdown:
