@@ -8,6 +8,12 @@ records. Globs are expanded again every ``glob.rescan.interval.ms``; closed or m
 are looked for only then. When nothing is new, ``poll`` waits ``poll.interval.ms`` (woken
 early by ``stop``), as Kafka Connect's FileStreamSourceTask does.
 
+A poll's lines come back as one ``SourceRecordBatch`` (``_records``): the raw line bytes, the
+shared headers once, the offset's varying parts as columns. The worker produces it without a
+record object per line and materialises records only where it needs them (transforms, hooks,
+other converters). A poll that emitted anything else (several files, a rotation, multiline
+events, an unterminated last line) returns plain records in order instead.
+
 Offsets: the source partition is ``{"filename": path}``, the offset the byte position after
 the event plus the file's identity (see ``_tailer``). The worker commits an offset only once
 the broker acknowledged its record, so a restart resumes after the last acknowledged event:

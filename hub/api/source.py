@@ -230,11 +230,12 @@ def _header(key: str, value: Any) -> Header:
     return header
 
 
-PollResult = list[SourceRecord | SourceRecordBatch] | SourceRecordBatch | None
+# What ``poll()`` returns: a list (any sequence) of records and batches, one batch, or None.
+PollResult = Sequence[SourceRecord | SourceRecordBatch] | SourceRecordBatch | None
 
 
 def as_records(
-    result: list[SourceRecord | SourceRecordBatch] | SourceRecordBatch,
+    result: Sequence[SourceRecord | SourceRecordBatch] | SourceRecordBatch,
 ) -> list[SourceRecord]:
     """A poll result as plain records: batches replaced by their ``records()``."""
     if isinstance(result, SourceRecordBatch):

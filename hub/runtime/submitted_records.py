@@ -30,7 +30,7 @@ import itertools
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from hub.runtime.storage.offset_store import PartitionKey, partition_key
@@ -50,7 +50,7 @@ class SubmittedBatch:
         self.complete = False
         # partition key -> (source partition, source offset) of the batch's last record there
         self.offsets: dict[PartitionKey, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
-        self.records: list[Any] | None = None  # for the commit_records hook
+        self.records: Sequence[Any] | None = None  # for the commit_records hook
 
     def note(self, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> None:
         """Records that a record of ``partition`` at ``offset`` belongs to this batch."""
@@ -68,7 +68,7 @@ class SubmittedBatch:
 
 
 class SubmittedRecords:
-    def __init__(self, on_complete: Callable[[list[Any]], None] | None = None) -> None:
+    def __init__(self, on_complete: Callable[[Sequence[Any]], None] | None = None) -> None:
         self._mutex = threading.Lock()
         self._changed = threading.Condition(self._mutex)
         self._hook_lock = threading.Lock()  # hands complete batches out in poll() order
@@ -95,7 +95,7 @@ class SubmittedRecords:
             key = self._keys[raw] = partition_key(partition)
         return key
 
-    def seal(self, batch: SubmittedBatch, records: list[Any] | None = None) -> None:
+    def seal(self, batch: SubmittedBatch, records: Sequence[Any] | None = None) -> None:
         """Every record of ``batch`` was produced, filtered or skipped; ``records`` (the poll
         result) goes to ``on_complete`` once the batch is complete."""
         if not batch.offsets and not batch.produced and records is None:

@@ -27,15 +27,16 @@ import functools
 import logging
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
+from operator import length_hint
 from typing import Any
 
 from confluent_kafka import KafkaError
 
 from hub.api import ConnectError, RetriableError, SourceRecord, SourceRecordBatch, SourceTask
 from hub.api.schema import Type
-from hub.api.source import as_records
+from hub.api.source import PollResult, as_records
 from hub.converters.bytes import ByteArrayConverter
 from hub.converters.headers import SimpleHeaderConverter, StringHeaderConverter
 from hub.converters.string import StringConverter
@@ -169,7 +170,7 @@ class WorkerSourceTask(WorkerTask):
                 self.commit_offsets()
                 next_commit = time.monotonic() + interval
 
-    def _poll(self) -> list[SourceRecord | SourceRecordBatch] | SourceRecordBatch | None:
+    def _poll(self) -> PollResult:
         assert self.task is not None
         try:
             return self.task.poll()
@@ -178,14 +179,14 @@ class WorkerSourceTask(WorkerTask):
             self.stopping.wait(0.1)
             return None
 
-    def _send_batch(self, result: list[Any] | SourceRecordBatch) -> None:
+    def _send_batch(self, result: Sequence[Any] | SourceRecordBatch) -> None:
         """Produces one poll result; its offsets become committable once all of it is acked.
 
         ``SourceRecordBatch`` items are produced from their columns on the fast path, and
         turned into records (``as_records``) wherever records are needed: transforms, the
         per-record hook, the ``commit_records`` hook (which gets the expanded list)."""
         if isinstance(result, SourceRecordBatch):
-            items: list[Any] = [result]
+            items: Sequence[Any] = [result]
             columnar = True
         else:
             items = result
@@ -257,7 +258,7 @@ class WorkerSourceTask(WorkerTask):
             except BufferError:
                 # The producer's queue is full: the worker's poll thread drains it. Record
                 # ``i`` was taken from every column but not produced; the rest follow it.
-                i = n - value_it.__length_hint__() - 1
+                i = n - length_hint(value_it) - 1
                 row = (
                     topic, values[i], None if keys is None else keys[i], partition,
                     on_delivery, None, 0 if stamp_list is None else stamp_list[i],
@@ -341,7 +342,7 @@ class WorkerSourceTask(WorkerTask):
         unique = len(set(names)) == len(names)
         if not item.header_columns:
             return repeat(dict(shared) if unique else shared)
-        columns = []
+        columns: list[list[Any]] = []
         for key, column in item.header_columns:
             kinds = {int} if type(column) is range else set(map(type, column))
             if self._text_headers and kinds == {int}:
@@ -367,7 +368,7 @@ class WorkerSourceTask(WorkerTask):
             {**const, **dict(zip(keys, row, strict=True))} for row in zip(*columns, strict=True)
         ]
 
-    def _send_fast(self, records: list[SourceRecord], batch: SubmittedBatch) -> None:
+    def _send_fast(self, records: Sequence[SourceRecord], batch: SubmittedBatch) -> None:
         """The hot path: no transforms, no per-record hook, converters called directly.
 
         A record whose conversion raises goes through ``_send`` instead, which applies the
@@ -529,9 +530,9 @@ class WorkerSourceTask(WorkerTask):
                 # The producer's queue is full: the worker's poll thread drains it.
                 self.stopping.wait(0.005)
 
-    def _commit_records(self, records: list[SourceRecord]) -> None:
+    def _commit_records(self, records: Sequence[SourceRecord]) -> None:
         try:
-            self.task.commit_records(records)  # type: ignore[union-attr]
+            self.task.commit_records(records)  # type: ignore[union-attr,arg-type]
         except Exception:
             log.exception("commit_records failed", extra=self.log_extra)
 

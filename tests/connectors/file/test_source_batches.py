@@ -43,7 +43,7 @@ def one_by_one(lines: list[bytes], position: int, seq: int, seq_header: bool) ->
     for raw in lines:
         end = position + len(raw) + 1
         seq += 1
-        headers = (*STATIC, Header("file.offset", position))
+        headers: tuple[Header, ...] = (*STATIC, Header("file.offset", position))
         if seq_header:
             headers = (*headers, Header("file.seq", seq))
         out.append(
@@ -201,10 +201,10 @@ def test_columnar_and_record_paths_produce_the_same_messages_and_offsets(
 
     size = log.stat().st_size
     for name in topics:
-        wait_until(
-            lambda name=name: [o["offset"]["position"] for o in committed(name)] == [size],
-            30,
-            f"{name}: the end of the file committed",
-        )
+
+        def at_end(name: str = name) -> bool:
+            return [o["offset"]["position"] for o in committed(name)] == [size]
+
+        wait_until(at_end, 30, f"{name}: the end of the file committed")
     assert committed("columns") == committed("records")
     assert committed("columns")[0]["offset"]["seq"] == n
