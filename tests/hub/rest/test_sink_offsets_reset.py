@@ -166,7 +166,10 @@ def test_reset_refused_while_the_group_has_members(
 ) -> None:
     topic, name, _ = run_sink_to_end(api, broker, tmp_path)
     # another consumer in the connector's group, e.g. a task on a worker that did not stop
-    intruder = confluent_consumer(broker.bootstrap, f"connect-{name}")
+    # (a long max.poll.interval.ms: it must stay in the group however slow the requests are)
+    intruder = confluent_consumer(
+        broker.bootstrap, f"connect-{name}", **{"max.poll.interval.ms": 300_000}
+    )
     try:
         intruder.subscribe([topic])
         wait_until(lambda: intruder.poll(0.05) is None and intruder.assignment(), 30, "assigned")
