@@ -208,3 +208,51 @@ def test_reset_keeps_the_other_partitions_metadata(
     result = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group]
     kept = [(tp.partition, tp.offset, tp.metadata) for tp in result.result(15).topic_partitions]
     assert kept == [(1, 4, "tag")]
+
+
+class JoinFirstAdmin(AdminClient):  # type: ignore[misc]
+    """An AdminClient that lets a real consumer into the group just before it commits back.
+
+    That is the race the reset cannot rule out (the group has no members between the delete
+    and the commit); sequencing it here makes the real broker refuse the commit-back
+    deterministically.
+    """
+
+    def __init__(self, config: dict[str, Any], topic: str, group: str) -> None:
+        super().__init__(config)
+        self.intruder = confluent_consumer(
+            config["bootstrap.servers"], group, **{"max.poll.interval.ms": 300_000}
+        )
+        self.topic = topic
+
+    def alter_consumer_group_offsets(self, *args: Any, **kwargs: Any) -> Any:
+        self.intruder.subscribe([self.topic])
+        wait_until(lambda: self.intruder.poll(0.05) is None and self.intruder.assignment(), 30)
+        return super().alter_consumer_group_offsets(*args, **kwargs)
+
+
+def test_failed_commit_back_names_every_offset_to_set_again(
+    api: TestClient, broker: BrokerProcess, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    topic, name, _ = run_sink_to_end(api, broker, tmp_path)
+    herder = api.app.state.herder  # type: ignore[attr-defined]
+    real_admin = herder.admin.admin
+    joining = JoinFirstAdmin({"bootstrap.servers": broker.bootstrap}, topic, f"connect-{name}")
+    herder.admin.admin = joining
+    try:
+        response = api.patch(
+            f"/connectors/{name}/offsets", json={"offsets": [entry(topic, 0, None)]}
+        )
+    finally:
+        herder.admin.admin = real_admin
+        joining.intruder.close()
+    assert response.status_code == 500, response.text
+    message = response.json()["message"]
+    assert "partly reset" in message and f"{topic}-1={PER_PARTITION}" in message
+    assert f"{topic}-1={PER_PARTITION}" in caplog.text  # the log has them too
+    # as the message says: set them again (the group is empty once the consumer left)
+    again = api.patch(
+        f"/connectors/{name}/offsets", json={"offsets": [entry(topic, 1, PER_PARTITION)]}
+    )
+    assert again.status_code == 200, again.text
+    assert committed(api, name) == {1: PER_PARTITION}
