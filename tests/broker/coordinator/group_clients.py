@@ -61,4 +61,10 @@ def poll_until(
                 continue
             assert msg.error() is None, msg.error()
             if sink is not None:
-                sink(consumer, msg.topic(), msg.partition(), msg.offset(), msg.value().decode())
+                topic, partition, offset, value = (
+                    msg.topic(), msg.partition(), msg.offset(), msg.value()
+                )  # fmt: skip
+                # a message without an error always has all four
+                assert topic is not None and partition is not None and offset is not None
+                assert value is not None
+                sink(consumer, topic, partition, offset, value.decode())

@@ -87,7 +87,8 @@ def test_offsets_and_groups_survive_reopen(tmp_path: Path) -> None:
             error, fetched = coordinator.fetch_offsets("g", None)
             assert error is OK
             assert {tp: v.offset for tp, v in fetched.items() if v} == {("t", 0): 11, ("t", 1): 20}
-            assert fetched[("t", 0)].metadata == "m11"
+            t0 = fetched[("t", 0)]
+            assert t0 is not None and t0.metadata == "m11"
             assert coordinator.fetch_offsets("solo", [("u", 0), ("u", 1)])[1] == {
                 ("u", 0): OffsetValue(5, -1, "m5", 1),
                 ("u", 1): None,
