@@ -1,24 +1,27 @@
 """Spark pipelines benchmark: log_aggregation --once vs the data source's ceiling vs Arrow.
 
     .venv/bin/python bench/pipelines_bench.py [--lines 1000000] [--partitions 2]
-        [--master local[2]] [--markdown FILE]
+        [--master local[2]] [--repeat 3] [--markdown FILE]
 
 All in one run, over the same rows:
 1. ``sluice broker`` (subprocess) gets ``--lines`` JSON log lines in ``--partitions`` partitions.
 2. **in-memory Arrow**: a Python data source whose tasks memory-map Arrow IPC files holding
    exactly the rows of each topic partition (Kafka columns, same schema) — what Spark's Python
    data source path costs with no Kafka fetch at all.
-3. **data source ceiling**: ``spark.read.format("sluice")`` over the topic into the ``noop`` sink.
+3. **data source ceiling**: ``spark.read.format("sluice")`` over the topic into the ``noop`` sink,
+   with the native fetch path (the default) and with ``fetch.native=false`` (confluent-kafka).
 4. **log_aggregation --once**: the template (JSON parse, 1-minute windows by level/service,
    watermark) to Parquet, through the streaming reader with the availableNow trigger.
 Rates are rows per second of wall time for the job, after the SparkSession is up (start-up is
 reported apart). Each workload first runs once unmeasured: that run pays one-off JVM costs
-(class loading, JIT compilation of the query's generated code, Python workers starting), which
-on two busy cores were most of a first template run; the first template run (a fresh
-checkpoint over the same rows, like every template run here) is reported apart. Then Arrow and
-the data source alternate ``--repeat`` times and the template runs ``--repeat - 1`` times; the
-best run of each is its rate. Targets: ceiling >= 50% of Arrow; template >= 200k rows/s on
-local[2].
+(class loading, JIT compilation of the query's generated code, Python workers starting, numba
+loading its cached machine code), which on two busy cores were most of a first template run;
+the first template run (a fresh checkpoint over the same rows, like every template run here) is
+reported apart. Then Arrow and the two data source paths alternate ``--repeat`` times and the
+template runs ``--repeat - 1`` times; the best run of each is its rate. Beside it: the CPU
+seconds that run cost (this process and every descendant: Spark's JVM, its Python workers, the
+broker), and rows per CPU-second, which a busy machine distorts less than wall time. Targets:
+ceiling >= 50% of Arrow; template >= 200k rows/s on local[2].
 """
 
 from __future__ import annotations
@@ -133,10 +136,42 @@ def arrow_source() -> type:
     return ArrowMemory
 
 
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds of ``pid`` and all its live descendants, each with its waited-for children.
+
+    From /proc/<pid>/stat (utime, stime, cutime, cstime); Spark's JVM, its Python workers and
+    the broker are all descendants of this process.
+    """
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    stack, seen = [pid], set()
+    while stack:
+        p = stack.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            stat = Path(f"/proc/{p}/stat").read_text()
+            fields = stat[stat.rindex(")") + 2 :].split()
+            total += sum(int(x) for x in fields[11:15]) / tick
+            for task in Path(f"/proc/{p}/task").iterdir():
+                stack.extend(int(x) for x in (task / "children").read_text().split())
+        except (OSError, ValueError):
+            continue
+    return total
+
+
 def timed(fn) -> tuple[float, object]:  # type: ignore[no-untyped-def]
     began = time.monotonic()
     result = fn()
     return time.monotonic() - began, result
+
+
+def measured(fn) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    """(wall seconds, CPU seconds of the whole process tree) of one call."""
+    cpu0 = tree_cpu_s(os.getpid())
+    wall, _ = timed(fn)
+    return wall, tree_cpu_s(os.getpid()) - cpu0
 
 
 def main() -> None:
@@ -180,14 +215,18 @@ def main() -> None:
             reader = spark.read.format("bench_arrow").option("paths", json.dumps(paths))
             reader.load().write.format("noop").mode("overwrite").save()
 
-        def ceiling() -> None:
+        def ceiling(native: bool = True) -> None:
             df = (
                 spark.read.format("sluice")
                 .option("kafka.bootstrap.servers", broker.bootstrap)
                 .option("subscribe", topic)
+                .option("fetch.native", str(native).lower())
                 .load()
             )
             df.write.format("noop").mode("overwrite").save()
+
+        def general() -> None:
+            ceiling(native=False)
 
         def template(run: str) -> runner.RunResult:
             # A fresh checkpoint and output per run: each reads all the rows from earliest.
@@ -207,54 +246,73 @@ def main() -> None:
         load_start = os.getloadavg()[0]
         timed(arrow)  # warm-up: Python workers forked, data source classes shipped
         timed(ceiling)
+        timed(general)
         # Alternating repeats, best of each: other jobs on a shared machine slow single runs
-        # by up to several times, and alternating exposes both workloads to the same load.
-        arrows, ceilings = [], []
+        # by up to several times, and alternating exposes the workloads to the same load.
+        runs: dict[str, list[tuple[float, float]]] = {"arrow": [], "ceiling": [], "general": []}
         for _ in range(args.repeat):
-            arrows.append(timed(arrow)[0])
-            ceilings.append(timed(ceiling)[0])
-        arrow_s, ceiling_s = min(arrows), min(ceilings)
-        cold_s, _ = timed(lambda: template("first"))
-        template_s = min(
-            timed(functools.partial(template, f"run{i}"))[0] for i in range(args.repeat - 1)
-        )
+            for name, fn in (("arrow", arrow), ("ceiling", ceiling), ("general", general)):
+                runs[name].append(measured(fn))
+        cold = measured(lambda: template("first"))
+        runs["template"] = [
+            measured(functools.partial(template, f"run{i}")) for i in range(args.repeat - 1)
+        ]
         spark.stop()
     finally:
         broker.close()
 
     n = args.lines
+    best = {name: min(r) for name, r in runs.items()}  # (wall, cpu) of the fastest run
+    arrow_s = best["arrow"][0]
     rows = [
-        ("produce into the broker (confluent-kafka, 1 thread)", produce_s, ""),
-        ("in-memory Arrow source -> noop", arrow_s, "baseline"),
+        ("produce into the broker (confluent-kafka, 1 thread)", (produce_s, None), ""),
+        ("in-memory Arrow source -> noop", best["arrow"], "baseline"),
         (
-            "sluice data source (batch) -> noop",
-            ceiling_s,
-            f">= 50% of Arrow: {arrow_s / ceiling_s:.0%}",
+            "sluice data source (batch, native fetch) -> noop",
+            best["ceiling"],
+            f">= 50% of Arrow: {arrow_s / best['ceiling'][0]:.0%}",
         ),
-        ("log_aggregation --once -> Parquet, first run", cold_s, "incl. one-off JVM costs"),
-        ("log_aggregation --once -> Parquet", template_s, ">= 200k rows/s"),
+        (
+            "sluice data source (batch, fetch.native=false) -> noop",
+            best["general"],
+            f"{arrow_s / best['general'][0]:.0%} of Arrow",
+        ),
+        ("log_aggregation --once -> Parquet, first run", cold, "incl. one-off JVM costs"),
+        ("log_aggregation --once -> Parquet", best["template"], ">= 200k rows/s"),
     ]
     table = Table(
         title=f"{n:,} log lines, {args.partitions} partitions, master {args.master},"
         f" best of {args.repeat} (template: of {args.repeat - 1} after its first run)"
     )
-    for col in ("workload", "seconds", "rows/s", "target / ratio"):
+    for col in ("workload", "seconds", "rows/s", "CPU-s", "rows/CPU-s", "target / ratio"):
         table.add_column(col)
-    md = ["| workload | seconds | rows/s | target / ratio |", "|---|---|---|---|"]
-    for name, secs, note in rows:
-        table.add_row(name, f"{secs:.1f}", f"{n / secs:,.0f}", note)
-        md.append(f"| {name} | {secs:.1f} | {n / secs:,.0f} | {note} |")
+    md = [
+        "| workload | seconds | rows/s | CPU-s | rows/CPU-s | target / ratio |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, (secs, cpu), note in rows:
+        cpu_txt = f"{cpu:.1f}" if cpu is not None else ""
+        per_cpu = f"{n / cpu:,.0f}" if cpu else ""
+        table.add_row(name, f"{secs:.1f}", f"{n / secs:,.0f}", cpu_txt, per_cpu, note)
+        md.append(f"| {name} | {secs:.1f} | {n / secs:,.0f} | {cpu_txt} | {per_cpu} | {note} |")
+    spread = ", ".join(
+        f"{name} {min(w for w, _ in r):.2f}-{max(w for w, _ in r):.2f} s"
+        for name, r in runs.items()
+    )
     machine = machine_summary(str(work))
     out.print(table)
     load_end = os.getloadavg()[0]
     loads = f"load average (1 min) {load_start:.1f} before the workloads, {load_end:.1f} after"
     out.print(f"SparkSession start-up {session_s:.1f}s (not in the rates). Machine: {machine}")
     out.print(loads)
+    out.print(f"all runs (best-worst wall): {spread}")
     if args.markdown:
         md += [
             "",
             f"SparkSession start-up {session_s:.1f} s (not in the rates). Machine: {machine};"
             f" {loads}.",
+            "",
+            f"All runs (best-worst wall): {spread}.",
         ]
         args.markdown.write_text("\n".join(md) + "\n")
 
