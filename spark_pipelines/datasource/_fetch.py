@@ -77,7 +77,12 @@ def _load_decoder() -> Any:
     try:
         from spark_pipelines.datasource import _decode
 
-        _decode.scan(np.zeros(0, np.uint8))  # compiles or loads the cache now, not mid-read
+        # Compile (or load from the cache) both loops now, with the argument types reads use,
+        # so a compile failure disables the fast path instead of failing a read.
+        empty = _readonly(np.zeros(0, np.uint8))
+        _decode.scan(empty)
+        if _decode.decode([(empty, np.zeros((0, 7), np.int64))], 0, 1) is None:
+            raise RuntimeError("decoder self-check failed")
     except Exception as exc:  # any failure only means: use the general path
         log.debug("native fetch path unavailable: %r", exc)
         return None
@@ -400,7 +405,7 @@ def _inflate(
         raw = dec.decompress(int(codec[i]), view[table[i, dec.SEC_START] : table[i, dec.SEC_END]])
         if raw is None:
             raise Unsupported(f"codec {codec[i]}")
-        data = np.frombuffer(raw, np.uint8)
+        data = _readonly(np.frombuffer(raw, np.uint8))
         row = table[i : i + 1].copy()
         row[0, dec.SEC_START], row[0, dec.SEC_END] = 0, len(data)
         segments.append((data, row))
@@ -446,6 +451,13 @@ class _Coalescer:
         if len(pending) == 1:
             return pending[0]
         return pa.Table.from_batches(pending).combine_chunks().to_batches()[0]
+
+
+def _readonly(arr: np.ndarray) -> np.ndarray:
+    """Every data array numba sees is read-only (as arrays over ``bytes`` are): numba compiles
+    one version per argument type, and writable and read-only arrays are different types."""
+    arr.flags.writeable = False
+    return arr
 
 
 @cache
