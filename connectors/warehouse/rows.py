@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 
 _VALUE, _TOPIC, _ROWS = attrgetter("value"), attrgetter("topic"), attrgetter("rows")
 _VALUE_SCHEMA, _KEY_SCHEMA = attrgetter("value_schema"), attrgetter("key_schema")
-_KEY = attrgetter("key")
+_KEY, _PARTITION, _OFFSET = attrgetter("key"), attrgetter("partition"), attrgetter("offset")
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,14 +184,15 @@ class RowBuilder:
         each: no adapters, one topic and value schema object of a known plan (and one key
         schema object, unless the key is not used), dict values of the plan's size, and
         ``pk.mode`` none or record_value (the value dicts themselves are the rows; every key
-        field set) or record_key (copies of the values with the key's fields written in, as
-        ``build`` does; struct keys with every key field set). Checked and built in C-level
+        field set), record_key (copies of the values with the key's fields written in, as
+        ``build`` does; struct keys with every key field set) or kafka (copies with the
+        topic, partition and offset written in). Checked and built in C-level
         passes; no Python code per record. None when any record differs (the caller then
         builds record by record, which also raises the DataErrors)."""
         first = records[0]
         plan = self._plans.get((first.topic, id(first.key_schema), id(first.value_schema)))
         mode = self.config.pk_mode
-        if plan is None or plan[1].adapters or mode == "kafka":
+        if plan is None or plan[1].adapters:
             return None
         n = len(records)
         values = list(map(_VALUE, records))
@@ -203,6 +204,13 @@ class RowBuilder:
             return None
         if mode == "none":
             return RowRun(list(records), plan[0], values, plan[1])
+        if mode == "kafka":  # what _fast_row does, column by column
+            rows = list(map(dict, values))
+            names = self._kafka_names
+            list(map(setitem, rows, repeat(names[0], n), repeat(first.topic, n)))
+            list(map(setitem, rows, repeat(names[1], n), map(_PARTITION, records)))
+            list(map(setitem, rows, repeat(names[2], n), map(_OFFSET, records)))
+            return RowRun(list(records), plan[0], rows, plan[1])
         if list(map(id, map(_KEY_SCHEMA, records))).count(id(first.key_schema)) != n:
             return None
         rows, source = values, values

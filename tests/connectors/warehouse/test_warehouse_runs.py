@@ -89,7 +89,7 @@ def drive(task: WarehouseSinkTask, recs: list[SinkRecord], per_put: int) -> int:
     return runs
 
 
-@pytest.mark.parametrize("pk", ["none", "record_value", "record_key"])
+@pytest.mark.parametrize("pk", ["none", "record_value", "record_key", "kafka"])
 def test_runs_write_the_same_table_as_record_by_record(target: Target, pk: str) -> None:
     config = {"auto.create": "true", "auto.evolve": "true", "batch.size": "100000",
               "pk.mode": pk, "pk.fields": "id" if pk == "record_value" else ""}  # fmt: skip
