@@ -40,6 +40,10 @@ A minimal source connector::
             return [{"topic": self.config.topic}]
 
 Register it with the ``sluice_connectors`` hook (see docs/plugins.md).
+
+A task emitting many small records per poll can return a ``SourceRecordBatch`` instead (one
+topic and source partition, held as columns), which the worker can produce without an object
+per record; see its docstring and docs/runtime.md.
 """
 
 from hub.api.config import ConfigModel, validate_config

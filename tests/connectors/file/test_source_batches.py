@@ -108,6 +108,8 @@ def test_a_poll_across_read_chunks_returns_one_batch(tmp_path: Path, source: Any
     assert isinstance(result, SourceRecordBatch)  # what the worker produces from columns
     assert [r.value for r in result] == lines
     assert result.last_offset()["position"] == log.stat().st_size
+    # the worker would send the lines' bytes as they are (the default string converter)
+    assert _values(result, StringConverter({}, is_key=False)) == log.read_bytes().split(b"\n")[:-1]
 
 
 def _values(batch: SourceRecordBatch, converter: Any) -> Any:
