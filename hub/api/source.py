@@ -15,7 +15,9 @@ a ``SourceRecord`` per record (see ``SourceRecordBatch``; a Sluice extension).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import repeat
 from typing import Any, Protocol, overload
 
 from hub.api.connector import Connector
@@ -154,10 +156,12 @@ class SourceRecordBatch(Sequence[SourceRecord]):
 
     def texts(self) -> list[Any]:
         """The records' values: bytes decoded when the batch has an ``encoding``."""
-        enc = self.encoding
+        enc, values = self.encoding, self.values
         if enc is None:
-            return list(self.values)
-        return [v.decode(enc, "replace") if type(v) is bytes else v for v in self.values]
+            return list(values)
+        if set(map(type, values)) == {bytes}:
+            return list(map(bytes.decode, values, repeat(enc), repeat("replace")))
+        return [v.decode(enc, "replace") if type(v) is bytes else v for v in values]
 
     def records(self) -> list[SourceRecord]:
         """The batch as ordinary ``SourceRecord``s (equal to constructing each one); built on
@@ -167,67 +171,47 @@ class SourceRecordBatch(Sequence[SourceRecord]):
         return self._records
 
     def _build(self) -> list[SourceRecord]:
+        """Builds the records column by column: each step is one pass of C (``map`` over a
+        slot setter), so materialising costs little more than the objects themselves."""
         n = len(self)
         values = self.texts()
-        keys = self.keys if self.keys is not None else [None] * n
-        stamps = self.timestamps if self.timestamps is not None else [None] * n
-        shared = self.headers
+        keys: Iterable[Any] = self.keys if self.keys is not None else repeat(None)
+        stamps: Iterable[Any] = self.timestamps if self.timestamps is not None else repeat(None)
+        header_rows: Iterable[tuple[Header, ...]] = repeat(self.headers)
         if self.header_columns:
-            columns = [[_header(k, v) for v in c] for k, c in self.header_columns]
-            header_rows: Any = ((*shared, *row) for row in zip(*columns, strict=True))
-        else:
-            header_rows = [shared] * n
-        base, cols = self.offset, self.offset_columns
-        if cols:
-            names_o = list(cols)
-            offsets: Any = (
-                {**base, **dict(zip(names_o, row, strict=True))}
-                for row in zip(*cols.values(), strict=True)
-            )
-        else:
-            offsets = (dict(base) for _ in range(n))
-        topic, part, spart = self.topic, self.partition, self.source_partition
-        kschema, vschema = self.key_schema, self.value_schema
-        out: list[SourceRecord] = []
-        append = out.append
-        rows_all = zip(keys, values, stamps, header_rows, offsets, strict=True)
+            columns = [_headers(k, c) for k, c in self.header_columns]
+            header_rows = map(tuple.__add__, repeat(self.headers), zip(*columns, strict=True))
+        offsets = list(map(dict, repeat(self.offset, n)))  # {**offset, name: column[i], ...}
+        for name, column in self.offset_columns.items():
+            _each(map(dict.__setitem__, offsets, repeat(name), column))
+        fields = (repeat(self.topic), repeat(self.partition), keys, values,
+                  repeat(self.key_schema), repeat(self.value_schema), stamps, header_rows,
+                  repeat(self.source_partition), offsets)  # fmt: skip
         if _RECORD_SETTERS is None:
-            for key, value, ts, headers, offset in rows_all:
-                append(SourceRecord(topic=topic, partition=part, key=key, value=value,
-                                    key_schema=kschema, value_schema=vschema, timestamp=ts,
-                                    headers=headers, source_partition=spart,
-                                    source_offset=offset))  # fmt: skip
-            return out
-        s_topic, s_part, s_key, s_value, s_kschema, s_vschema, s_ts, s_headers, s_spart, s_soff = (
-            _RECORD_SETTERS
-        )
-        new = object.__new__
-        for key, value, ts, headers, offset in rows_all:
-            record = new(SourceRecord)
-            s_topic(record, topic)
-            s_part(record, part)
-            s_key(record, key)
-            s_value(record, value)
-            s_kschema(record, kschema)
-            s_vschema(record, vschema)
-            s_ts(record, ts)
-            s_headers(record, headers)
-            s_spart(record, spart)
-            s_soff(record, offset)
-            append(record)
-        return out
+            names = _RECORD_FIELDS
+            rows = zip(*fields, strict=False)  # the repeat()s are endless; values is not
+            return [SourceRecord(**dict(zip(names, row, strict=True))) for row in rows]
+        records = list(map(object.__new__, repeat(SourceRecord, n)))
+        for setter, column in zip(_RECORD_SETTERS, fields, strict=True):
+            _each(map(setter, records, column))
+        return records
 
 
-def _header(key: str, value: Any) -> Header:
-    """A schemaless Header, without the dataclass ``__init__`` when possible."""
+def _each(calls: Iterable[Any]) -> None:
+    """Runs a lazy ``map`` of calls to the end (in C, keeping nothing)."""
+    deque(calls, 0)
+
+
+def _headers(key: str, column: Sequence[Any]) -> list[Header]:
+    """Schemaless Headers ``key: column[i]``, built through the slot setters when possible."""
     if _HEADER_SETTERS is None:
-        return Header(key, value)
-    header = object.__new__(Header)
+        return [Header(key, v) for v in column]
+    headers = list(map(object.__new__, repeat(Header, len(column))))
     set_key, set_value, set_schema = _HEADER_SETTERS
-    set_key(header, key)
-    set_value(header, value)
-    set_schema(header, None)
-    return header
+    _each(map(set_key, headers, repeat(key)))
+    _each(map(set_value, headers, column))
+    _each(map(set_schema, headers, repeat(None)))
+    return headers
 
 
 # What ``poll()`` returns: a list (any sequence) of records and batches, one batch, or None.

@@ -21,6 +21,7 @@ from hub.api import (
     SourceRecordBatch,
     SourceTask,
 )
+from hub.api.schema import STRING_SCHEMA
 from hub.plugins.hookspecs import hookimpl
 from hub.plugins.manager import create_plugin_manager
 from hub.runtime.config import WorkerConfig
@@ -243,3 +244,46 @@ def test_commit_records_hook_gets_the_batches_as_records(
     assert all(type(r) is SourceRecord for r in flat)
     assert [r.source_offset["n"] for r in flat] == list(range(1, 1001))
     assert flat[0].value == "v1 caf\u00e9" and flat[0].key == "k1"
+
+
+def test_batch_records_are_the_records_it_describes() -> None:
+    batch = SourceRecordBatch(
+        "t",
+        {"src": "a"},
+        [b"caf\xc3\xa9", b"bad \xff", "already text"],
+        encoding="utf-8",
+        keys=["k1", None, b"k3"],
+        headers=[Header("origin", "x")],
+        header_columns=[("n", range(7, 10)), ("tag", ["a", None, "c"])],
+        offset={"src": "a", "epoch": 2},
+        offset_columns={"n": range(7, 10)},
+        partition=1,
+        timestamps=[1000, None, 3000],
+    )
+    rows = zip(
+        ["k1", None, b"k3"],
+        ["caf\u00e9", "bad \ufffd", "already text"],
+        [1000, None, 3000],
+        range(7, 10),
+        ["a", None, "c"],
+        strict=True,
+    )
+    expected = [
+        SourceRecord(
+            topic="t",
+            partition=1,
+            key=key,
+            value=value,
+            value_schema=STRING_SCHEMA,
+            timestamp=ts,
+            headers=(Header("origin", "x"), Header("n", n), Header("tag", tag)),
+            source_partition={"src": "a"},
+            source_offset={"src": "a", "epoch": 2, "n": n},
+        )
+        for key, value, ts, n, tag in rows
+    ]
+    assert batch.records() == expected and list(batch) == expected and batch[1:] == expected[1:]
+    assert batch.last_offset() == {"src": "a", "epoch": 2, "n": 9}
+    assert batch.records() is batch.records()  # built once
+    with pytest.raises(ValueError, match="3 entries"):
+        SourceRecordBatch("t", {}, [b"a", b"b", b"c"], header_columns=[("n", range(2))])
