@@ -262,6 +262,11 @@ class WorkerSinkTask(WorkerTask):
                 # A worker killed with -9 leaves its member behind until the session times
                 # out, stalling the partitions; 10 s instead of librdkafka's 45 s bounds that.
                 "session.timeout.ms": 10_000,
+                # librdkafka stops fetching a partition for fetch.queue.backoff.ms (1 s) once
+                # its local queue holds queued.min.messages: a sink slower than the fetches
+                # then drains the queue and idles for the rest of that second, which capped
+                # a file sink at ~100k records/s. 10 ms keeps fetching while it catches up.
+                "fetch.queue.backoff.ms": 10,
                 **worker.client_config("consumer"),
                 **overrides,
                 "group.id": group_id(self.id.connector),
