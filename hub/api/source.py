@@ -192,8 +192,8 @@ class SourceRecordBatch(Sequence[SourceRecord]):
             rows = zip(*fields, strict=False)  # the repeat()s are endless; values is not
             return [SourceRecord(**dict(zip(names, row, strict=True))) for row in rows]
         records = list(map(object.__new__, repeat(SourceRecord, n)))
-        for setter, column in zip(_RECORD_SETTERS, fields, strict=True):
-            _each(map(setter, records, column))
+        for setter, field_values in zip(_RECORD_SETTERS, fields, strict=True):
+            _each(map(setter, records, field_values))
         return records
 
 
