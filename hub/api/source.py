@@ -184,9 +184,10 @@ class SourceRecordBatch(Sequence[SourceRecord]):
         offsets = list(map(dict, repeat(self.offset, n)))  # {**offset, name: column[i], ...}
         for name, column in self.offset_columns.items():
             _each(map(dict.__setitem__, offsets, repeat(name), column))
-        fields = (repeat(self.topic), repeat(self.partition), keys, values,
-                  repeat(self.key_schema), repeat(self.value_schema), stamps, header_rows,
-                  repeat(self.source_partition), offsets)  # fmt: skip
+        fields: tuple[Iterable[Any], ...] = (
+            repeat(self.topic), repeat(self.partition), keys, values, repeat(self.key_schema),
+            repeat(self.value_schema), stamps, header_rows, repeat(self.source_partition), offsets,
+        )  # fmt: skip
         if _RECORD_SETTERS is None:
             names = _RECORD_FIELDS
             rows = zip(*fields, strict=False)  # the repeat()s are endless; values is not
