@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/file_pipeline_bench.py               # 1,000,000 lines
     .venv/bin/python bench/file_pipeline_bench.py --lines 200000
+    .venv/bin/python bench/file_pipeline_bench.py --hub-leg1-only --gc-threshold 50000
 
 Rows (lines/s; each also as MB/s of input):
 
