@@ -159,7 +159,7 @@ class SinkRecordBatch(Sequence[SinkRecord]):
     error policy (``errors.tolerance``, log, dead-letter queue), so a message whose
     conversion fails is missing from the records (tolerated) or fails the task (raises from
     the access, as ``put`` would have seen before). Sinks that ignore the columns need no
-    change.
+    change. (Truth value and ``len`` build the records too; ``message_count`` does not.)
 
     Columns (one entry per consumed message, in consume order; lists, do not modify them):
     ``topics``, ``partitions``, ``offsets``, ``keys`` / ``values`` (bytes as consumed, or
