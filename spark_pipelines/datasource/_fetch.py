@@ -62,6 +62,12 @@ class Unsupported(Exception):
     """The fast path cannot read the rest of the range exactly; the message says why."""
 
 
+class _NoRecords(TimeoutError):
+    """Nothing below the range's end arrived in time (what ``read_range`` raises either way).
+
+    A TimeoutError is an OSError, which otherwise means "fall back"; this one must not."""
+
+
 def native_decoder() -> Any:
     """The ``_decode`` module, or None if numba (or compiling with it) is not available here.
 
@@ -100,6 +106,8 @@ def usable(kafka_config: Mapping[str, str]) -> str | None:
     level = kafka_config.get("isolation.level", "read_committed").lower()
     if level not in ("read_committed", "read_uncommitted"):
         return f"isolation.level={level}"
+    if kafka_config.get("check.crcs", "false").lower() == "true":
+        return "check.crcs=true (the native path does not verify CRCs)"
     return None
 
 
@@ -245,7 +253,12 @@ class NativeRange:
         try:
             for batch in self._read(conn, decoder):
                 yield from out.add(batch)
-        except (Unsupported, OSError, SerialError, pa.ArrowInvalid, DecompressionError) as exc:
+        except _NoRecords:
+            raise  # as the confluent-kafka path would after the same wait: no second wait
+        except (
+            Unsupported, OSError, SerialError, ValueError, pa.ArrowInvalid, DecompressionError,
+        ) as exc:  # fmt: skip
+            # ValueError: kio meeting a value it has no enum member for (a newer error code).
             log.debug(
                 "native fetch %s-%d falls back at offset %d: %s",
                 self.topic, self.partition, self.position, exc,
@@ -318,7 +331,7 @@ class NativeRange:
                     self.finished = True
                     return
                 if time.monotonic() > deadline:
-                    raise TimeoutError(
+                    raise _NoRecords(
                         f"no records from {self.topic}-{self.partition} at offset < {self.end}"
                     )
                 conn.send(FETCH_KEY, FETCH_VERSION, self._request(self.position))

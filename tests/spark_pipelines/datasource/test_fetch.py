@@ -138,6 +138,34 @@ def test_transaction_markers_leave_holes_that_both_paths_skip(broker, topic_name
     assert _native(_config(broker.bootstrap), topic_name, 0, 5, 6).num_rows == 0
 
 
+def test_records_without_timestamp_match(broker, topic_name):
+    """Timestamp -1 (a producer that set none): null on both paths, type still CreateTime."""
+    create_topic(broker.bootstrap, topic_name, 1)
+    recs = [(b"k", b"v", ()), (None, b"w", ())]
+    produce_raw(broker.bootstrap, topic_name, 0, batch(0, recs, first_timestamp=-1))
+    produce_raw(broker.bootstrap, topic_name, 0, batch(0, recs[:1]))
+    assert _assert_same(broker.bootstrap, topic_name, 0, 0, 3) == 3
+    table = _native(_config(broker.bootstrap), topic_name, 0, 0, 3)
+    assert table.column("timestamp").null_count == 1  # delta 0 gives -1; delta 1 gives 0
+    assert table.column("timestampType").to_pylist() == [0, 0, 0]
+
+
+def test_no_records_before_the_deadline_raises_like_the_general_path(broker, topic_name):
+    create_topic(broker.bootstrap, topic_name, 1)
+    _produce_mixed(broker.bootstrap, topic_name, 1)
+    native = _fetch.NativeRange(
+        _config(broker.bootstrap), _leader(broker.bootstrap, topic_name), topic_name, 0, 0, 50,
+        ARROW_SCHEMA, batch_rows=10, timeout=1,
+    )  # fmt: skip
+    with pytest.raises(TimeoutError, match=rf"no records from {topic_name}-0 at offset < 50"):
+        list(native.batches())
+
+
+def _leader(bootstrap: str, topic: str) -> tuple[str, int]:
+    native = _native_range(_config(bootstrap), topic, 0, 0, 1)
+    return native.leader
+
+
 def test_compacted_topic_holes_match(tmp_path, topic_name):
     from broker.log.log_manager import LogManager
 
@@ -215,6 +243,7 @@ def test_secure_configs_are_left_to_confluent_kafka():
     assert _fetch.usable({"security.protocol": "SSL"}) == "security.protocol=ssl"
     assert _fetch.usable({"sasl.mechanism": "PLAIN"}) == "sasl.mechanism is set"
     assert _fetch.usable({"ssl.ca.location": "/x"}) == "ssl.ca.location is set"
+    assert "check.crcs" in (_fetch.usable({"check.crcs": "true"}) or "")
 
 
 def test_unreachable_leader_falls_back_without_yielding(broker, topic_name):
