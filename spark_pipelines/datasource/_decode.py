@@ -8,12 +8,12 @@ walked by numba-compiled loops instead:
    end with a truncated one) into per-batch arrays: base offset, last offset delta, attributes,
    magic, timestamps, record count and where its records section lies.
 2. The caller (``_fetch``) decides per batch what to do: skip control batches, decompress the
-   records section of compressed ones (:func:`decompress`, cramjam), give up on anything it
-   cannot read exactly (magic < 2, unknown codec).
+   records section of compressed ones (``_columns.decompress``, cramjam), give up on anything
+   it cannot read exactly (magic < 2, unknown codec).
 3. :func:`decode` walks the records sections and writes every record with
    ``start <= offset < end`` into flat arrays: offsets, timestamps, and for key, value, header
    keys and header values one contiguous data buffer plus int32 start offsets, i.e. exactly
-   Arrow's binary layout, so :func:`to_arrow` wraps them with ``pa.Array.from_buffers``.
+   Arrow's binary layout, so ``_columns.to_arrow`` wraps them with ``pa.Array.from_buffers``.
 
 Batch layout (Kafka's ``DefaultRecordBatch``), big-endian: baseOffset i64 @0, batchLength i32
 @8 (bytes after this field), partitionLeaderEpoch i32 @12, magic i8 @16, crc u32 @17,
@@ -42,13 +42,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-import cramjam
 import numba
 import numpy as np
-import pyarrow as pa
+
+from spark_pipelines.datasource._columns import Columns
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +60,6 @@ CONTROL = 0x20
 OK = 0
 MALFORMED = 1
 """Error codes :func:`decode` returns; anything but OK means: use the general path."""
-
-_XERIAL_MAGIC = b"\x82SNAPPY\x00"
 
 
 def _jit(fn: Callable[..., Any]) -> Any:
@@ -330,62 +327,6 @@ def decode_into(
     return err, (hkey_off, hkey_data, hval_off, hval_valid, hval_data)
 
 
-def decompress(codec: int, payload: bytes | memoryview) -> Any:
-    """A compressed records section inflated by cramjam (a buffer); None for unknown codecs.
-
-    Snappy comes in two shapes: librdkafka writes a raw snappy block, Kafka's Java producer
-    writes xerial's stream framing (a 16-byte header ``\\x82SNAPPY\\x00`` + version + minimum
-    compatible version, then blocks of big-endian int32 length + raw snappy block).
-    """
-    if codec == 1:
-        return cramjam.gzip.decompress(payload)
-    if codec == 2:
-        view = memoryview(payload)
-        if bytes(view[:8]) == _XERIAL_MAGIC:
-            return _xerial(view)
-        return cramjam.snappy.decompress_raw(payload)
-    if codec == 3:
-        return cramjam.lz4.decompress(payload)
-    if codec == 4:
-        return cramjam.zstd.decompress(payload)
-    return None
-
-
-def _xerial(view: memoryview) -> bytes:
-    parts = []
-    pos = 16
-    while pos + 4 <= len(view):
-        size = int.from_bytes(view[pos : pos + 4], "big")
-        pos += 4
-        parts.append(bytes(cramjam.snappy.decompress_raw(view[pos : pos + size])))
-        pos += size
-    return b"".join(parts)
-
-
-@dataclass(frozen=True)
-class Columns:
-    """Decoded records as Arrow-layout buffers (see :func:`decode_into`)."""
-
-    offsets: np.ndarray
-    timestamps: np.ndarray
-    timestamp_types: np.ndarray
-    key_offsets: np.ndarray
-    key_valid: np.ndarray
-    key_data: np.ndarray
-    value_offsets: np.ndarray
-    value_valid: np.ndarray
-    value_data: np.ndarray
-    header_offsets: np.ndarray
-    hkey_offsets: np.ndarray
-    hkey_data: np.ndarray
-    hvalue_offsets: np.ndarray
-    hvalue_valid: np.ndarray
-    hvalue_data: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.offsets)
-
-
 def _offsets(n: int) -> np.ndarray:
     out = np.empty(n + 1, np.int32)
     out[0] = 0
@@ -447,80 +388,3 @@ def decode(segments: list[tuple[np.ndarray, np.ndarray]], start: int, end: int) 
         hvalue_valid=hval_valid[:h],
         hvalue_data=hval_data[: state[HVALUE_POS]],
     )
-
-
-def _validity(valid: np.ndarray) -> tuple[pa.Buffer | None, int]:
-    nulls = len(valid) - int(np.count_nonzero(valid))
-    if nulls == 0:
-        return None, 0
-    return pa.py_buffer(np.packbits(valid, bitorder="little")), nulls
-
-
-def binary_array(
-    type_: pa.DataType, offsets: np.ndarray, valid: np.ndarray, data: np.ndarray
-) -> pa.Array:
-    """An Arrow binary/string array over decode's buffers (no copy of the data)."""
-    bitmap, nulls = _validity(valid)
-    return pa.Array.from_buffers(
-        type_,
-        len(valid),
-        [bitmap, pa.py_buffer(offsets), pa.py_buffer(data)],
-        null_count=nulls,
-    )
-
-
-def to_arrow(cols: Columns, topic: str, partition: int, schema: pa.Schema) -> pa.RecordBatch:
-    """The Kafka-source columns (``_kafka.ARROW_SCHEMA``) of decoded records.
-
-    Matches ``_kafka._batch`` value for value: a key or value of length -1 is null, empty is
-    empty; a record without headers has null ``headers``; a negative timestamp is null;
-    ``timestampType`` is 0 (CreateTime) or 1 (LogAppendTime). Raises ``pa.ArrowInvalid`` if a
-    header key is not UTF-8 (the caller falls back; confluent-kafka decides what that gives).
-    """
-    n = len(cols)
-    header_type = schema.field("headers").type
-    micros = cols.timestamps * 1000
-    ts_valid = cols.timestamps >= 0
-    ts_bitmap, ts_nulls = _validity(ts_valid)
-    timestamps = pa.Array.from_buffers(
-        pa.timestamp("us", tz="UTC"), n, [ts_bitmap, pa.py_buffer(micros)], null_count=ts_nulls
-    )
-    if len(cols.hkey_offsets) <= 1:
-        headers = pa.nulls(n, header_type)
-    else:
-        hkeys = binary_array(
-            pa.string(),
-            cols.hkey_offsets,
-            np.ones(len(cols.hkey_offsets) - 1, np.bool_),
-            cols.hkey_data,
-        )
-        hkeys.validate(full=True)  # UTF-8
-        hvalues = binary_array(
-            pa.binary(), cols.hvalue_offsets, cols.hvalue_valid, cols.hvalue_data
-        )
-        entries = pa.StructArray.from_arrays([hkeys, hvalues], fields=list(header_type.value_type))
-        counts = np.diff(cols.header_offsets)
-        bitmap, nulls = _validity(counts > 0)
-        headers = pa.Array.from_buffers(
-            header_type,
-            n,
-            [bitmap, pa.py_buffer(cols.header_offsets)],
-            null_count=nulls,
-            children=[entries],
-        )
-    keys = (
-        pa.nulls(n, pa.binary())
-        if not cols.key_valid.any()
-        else binary_array(pa.binary(), cols.key_offsets, cols.key_valid, cols.key_data)
-    )
-    arrays = [
-        keys,
-        binary_array(pa.binary(), cols.value_offsets, cols.value_valid, cols.value_data),
-        pa.repeat(pa.scalar(topic, pa.string()), n),
-        pa.repeat(pa.scalar(partition, pa.int32()), n),
-        pa.array(cols.offsets, pa.int64()),
-        timestamps,
-        pa.array(cols.timestamp_types, pa.int32()),
-        headers,
-    ]
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)

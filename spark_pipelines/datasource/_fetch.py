@@ -29,8 +29,6 @@ batches (transaction markers) only move the position.
 from __future__ import annotations
 
 import logging
-import socket
-import struct
 import sys
 import time
 from collections.abc import Iterator, Mapping
@@ -42,19 +40,23 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from cramjam import DecompressionError
-from kio.index import load_request_schema, load_response_schema
 from kio.schema.errors import ErrorCode
-from kio.serial import entity_reader, entity_writer
 from kio.serial.errors import SerialError
+
+from spark_pipelines.datasource._columns import decompress, to_arrow
+from spark_pipelines.datasource._connection import (
+    Connection,
+    ProtocolError,
+    request_class,
+    serves,
+)
 
 log = logging.getLogger(__name__)
 
 FETCH_KEY = 1
 FETCH_VERSION = 11
-API_VERSIONS_KEY = 18
 MAX_WAIT = timedelta(milliseconds=500)
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
-_SIZE = struct.Struct(">i")
 _SECURE_PREFIXES = ("sasl.", "ssl.")
 
 
@@ -109,96 +111,6 @@ def usable(kafka_config: Mapping[str, str]) -> str | None:
     if kafka_config.get("check.crcs", "false").lower() == "true":
         return "check.crcs=true (the native path does not verify CRCs)"
     return None
-
-
-@cache
-def _codec(api_key: int, version: int) -> tuple[Any, Any, Any, Any, Any]:
-    request = load_request_schema(api_key, version)
-    response = load_response_schema(api_key, version)
-    return (
-        request,
-        entity_writer(request.__header_schema__),
-        entity_writer(request),
-        entity_reader(response.__header_schema__),
-        entity_reader(response),
-    )
-
-
-class _Frames:
-    """Collects kio's many small writes into one request frame."""
-
-    def __init__(self) -> None:
-        self.parts: list[bytes] = []
-
-    def write(self, data: bytes) -> None:
-        self.parts.append(bytes(data))
-
-
-class Connection:
-    """One plain TCP connection speaking request/response frames; not thread-safe."""
-
-    def __init__(self, host: str, port: int, client_id: str, timeout: float) -> None:
-        self.sock = socket.create_connection((host, port), timeout=timeout)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.client_id = client_id
-        self._correlation = 0
-        self._pending: list[tuple[int, int, int]] = []
-
-    def send(self, api_key: int, version: int, body: Any) -> None:
-        request_cls, write_header, write_body, _rh, _rb = _codec(api_key, version)
-        self._correlation += 1
-        frames = _Frames()
-        write_header(
-            frames,
-            request_cls.__header_schema__(
-                request_api_key=api_key,
-                request_api_version=version,
-                correlation_id=self._correlation,
-                client_id=self.client_id,
-            ),
-        )
-        write_body(frames, body)
-        payload = b"".join(frames.parts)
-        self.sock.sendall(_SIZE.pack(len(payload)) + payload)
-        self._pending.append((api_key, version, self._correlation))
-
-    def receive(self) -> Any:
-        """The response to the oldest request sent (responses arrive in request order)."""
-        api_key, version, correlation = self._pending.pop(0)
-        (size,) = _SIZE.unpack(self._read(4))
-        frame = memoryview(self._read(size)).toreadonly()  # kio wants read-only buffers
-        _rc, _wh, _wb, read_header, read_body = _codec(api_key, version)
-        header, at = read_header(frame, 0)
-        if header.correlation_id != correlation:
-            raise Unsupported(f"response for {header.correlation_id}, expected {correlation}")
-        body, _ = read_body(frame, at)
-        return body
-
-    def _read(self, n: int) -> bytearray:
-        buf = bytearray(n)
-        view = memoryview(buf)
-        got = 0
-        while got < n:
-            k = self.sock.recv_into(view[got:], n - got)
-            if k == 0:
-                raise ConnectionError("broker closed the connection")
-            got += k
-        return buf
-
-    def close(self) -> None:
-        self.sock.close()
-
-
-def _fetch_supported(conn: Connection) -> bool:
-    request_cls = _codec(API_VERSIONS_KEY, 0)[0]
-    conn.send(API_VERSIONS_KEY, 0, request_cls())
-    answer = conn.receive()
-    if answer.error_code != ErrorCode.none:
-        return False
-    return any(
-        k.api_key == FETCH_KEY and k.min_version <= FETCH_VERSION <= k.max_version
-        for k in answer.api_keys
-    )
 
 
 class NativeRange:
@@ -256,7 +168,8 @@ class NativeRange:
         except _NoRecords:
             raise  # as the confluent-kafka path would after the same wait: no second wait
         except (
-            Unsupported, OSError, SerialError, ValueError, pa.ArrowInvalid, DecompressionError,
+            Unsupported, ProtocolError, OSError, SerialError, ValueError, pa.ArrowInvalid,
+            DecompressionError,
         ) as exc:  # fmt: skip
             # ValueError: kio meeting a value it has no enum member for (a newer error code).
             log.debug(
@@ -268,7 +181,7 @@ class NativeRange:
         yield from out.flush()
 
     def _request(self, offset: int) -> Any:
-        request_cls = _codec(FETCH_KEY, FETCH_VERSION)[0]
+        request_cls = request_class(FETCH_KEY, FETCH_VERSION)
         mod = _module_of(request_cls)
         return request_cls(
             replica_id=-1,
@@ -310,7 +223,7 @@ class NativeRange:
         raise Unsupported("partition missing from the fetch response")
 
     def _read(self, conn: Connection, dec: Any) -> Iterator[pa.RecordBatch]:
-        if not _fetch_supported(conn):
+        if not serves(conn, FETCH_KEY, FETCH_VERSION):
             raise Unsupported(f"broker does not serve Fetch v{FETCH_VERSION}")
         conn.send(FETCH_KEY, FETCH_VERSION, self._request(self.position))
         deadline = time.monotonic() + self.timeout
@@ -343,7 +256,7 @@ class NativeRange:
             cols = decode_scanned(dec, scanned, self.position, self.end)
             if cols is None:
                 raise Unsupported("malformed record batch")
-            yield dec.to_arrow(cols, self.topic, self.partition, self.schema)
+            yield to_arrow(cols, self.topic, self.partition, self.schema)
             self.position = max(self.position, scanned.following)
             if self.position >= self.end:
                 self.finished = True
@@ -415,7 +328,7 @@ def _inflate(
             continue
         if run < i:
             segments.append((buf, table[run:i]))
-        raw = dec.decompress(int(codec[i]), view[table[i, dec.SEC_START] : table[i, dec.SEC_END]])
+        raw = decompress(int(codec[i]), view[table[i, dec.SEC_START] : table[i, dec.SEC_END]])
         if raw is None:
             raise Unsupported(f"codec {codec[i]}")
         data = _readonly(np.frombuffer(raw, np.uint8))

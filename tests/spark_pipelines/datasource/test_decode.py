@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from spark_pipelines.datasource import _decode, _fetch
+from spark_pipelines.datasource import _columns, _decode, _fetch
 from spark_pipelines.datasource._kafka import ARROW_SCHEMA
 from tests.spark_pipelines.datasource._batches import CODECS, batch, commit_marker
 
@@ -26,7 +26,7 @@ def _rows(records: bytes, start: int = 0, end: int = 1 << 62) -> list[dict]:
     scanned = _fetch.scan_records(_decode, records)
     cols = _fetch.decode_scanned(_decode, scanned, start, end)
     assert cols is not None
-    out = _decode.to_arrow(cols, "t", 3, ARROW_SCHEMA)
+    out = _columns.to_arrow(cols, "t", 3, ARROW_SCHEMA)
     out.validate(full=True)
     assert out.schema == ARROW_SCHEMA
     return [
@@ -130,9 +130,9 @@ def test_xerial_framed_snappy_as_the_java_producer_writes_it():
         )
     )
     framed = b"\x82SNAPPY\x00" + struct.pack(">ii", 1, 1) + payload
-    assert bytes(_decode.decompress(2, framed)) == b"hello, world"
-    assert bytes(_decode.decompress(2, bytes(cramjam.snappy.compress_raw(b"raw")))) == b"raw"
-    assert _decode.decompress(7, b"") is None
+    assert bytes(_columns.decompress(2, framed)) == b"hello, world"
+    assert bytes(_columns.decompress(2, bytes(cramjam.snappy.compress_raw(b"raw")))) == b"raw"
+    assert _columns.decompress(7, b"") is None
 
 
 def test_many_headers_grow_the_header_buffers():
@@ -147,7 +147,7 @@ def test_header_key_that_is_not_utf8_is_refused():
     bad = data.replace(b"\x02k", b"\x02\xff")
     cols = _fetch.decode_scanned(_decode, _fetch.scan_records(_decode, bad), 0, 10)
     with pytest.raises(pa.ArrowInvalid, match=r"(?i)utf-?8"):
-        _decode.to_arrow(cols, "t", 0, ARROW_SCHEMA)
+        _columns.to_arrow(cols, "t", 0, ARROW_SCHEMA)
 
 
 def test_empty_input():
