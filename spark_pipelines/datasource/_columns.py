@@ -82,35 +82,48 @@ def _validity(valid: np.ndarray) -> tuple[pa.Buffer | None, int]:
 
 
 def binary_array(
-    type_: pa.DataType, offsets: np.ndarray, valid: np.ndarray, data: np.ndarray
+    type_: pa.DataType, offsets: np.ndarray, valid: np.ndarray, data: np.ndarray, lo: int, hi: int
 ) -> pa.Array:
-    """An Arrow binary/string array over decode's buffers (no copy of the data)."""
-    bitmap, nulls = _validity(valid)
+    """Entries ``lo:hi`` of a binary/string column of decode's buffers, as a compact array.
+
+    Compact: the offsets start at 0 and the data buffer is exactly the entries' bytes (a view,
+    not a copy). A slice of a bigger array would carry the whole buffers along, and Arrow IPC,
+    which PySpark uses to hand batches to the JVM, then writes more than the rows hold.
+    """
+    window = offsets[lo : hi + 1]
+    first = int(window[0])
+    bitmap, nulls = _validity(valid[lo:hi])
     return pa.Array.from_buffers(
         type_,
-        len(valid),
-        [bitmap, pa.py_buffer(offsets), pa.py_buffer(data)],
+        hi - lo,
+        [bitmap, pa.py_buffer(window - first), pa.py_buffer(data[first : int(window[-1])])],
         null_count=nulls,
     )
 
 
-def to_arrow(cols: Columns, topic: str, partition: int, schema: pa.Schema) -> pa.RecordBatch:
-    """The Kafka-source columns (``_kafka.ARROW_SCHEMA``) of decoded records.
+def to_arrow(
+    cols: Columns, topic: str, partition: int, schema: pa.Schema, lo: int = 0, hi: int = -1
+) -> pa.RecordBatch:
+    """The Kafka-source columns (``_kafka.ARROW_SCHEMA``) of decoded records ``lo:hi``.
 
     Matches ``_kafka._batch`` value for value: a key or value of length -1 is null, empty is
     empty; a record without headers has null ``headers``; a negative timestamp is null;
-    ``timestampType`` is 0 (CreateTime) or 1 (LogAppendTime). Raises ``pa.ArrowInvalid`` if a
-    header key is not UTF-8 (the caller falls back; confluent-kafka decides what that gives).
+    ``timestampType`` is 0 (CreateTime) or 1 (LogAppendTime). Every array is compact (see
+    :func:`binary_array`); fixed-width columns are views of decode's arrays. Raises
+    ``pa.ArrowInvalid`` if a header key is not UTF-8 (the caller falls back; confluent-kafka
+    decides what that gives).
     """
-    n = len(cols)
+    hi = len(cols) if hi < 0 else hi
+    n = hi - lo
     header_type = schema.field("headers").type
-    micros = cols.timestamps * 1000
-    ts_valid = cols.timestamps >= 0
-    ts_bitmap, ts_nulls = _validity(ts_valid)
+    stamps = cols.timestamps[lo:hi]
+    ts_bitmap, ts_nulls = _validity(stamps >= 0)
     timestamps = pa.Array.from_buffers(
-        pa.timestamp("us", tz="UTC"), n, [ts_bitmap, pa.py_buffer(micros)], null_count=ts_nulls
-    )
-    if len(cols.hkey_offsets) <= 1:
+        pa.timestamp("us", tz="UTC"), n, [ts_bitmap, pa.py_buffer(stamps * 1000)],
+        null_count=ts_nulls,
+    )  # fmt: skip
+    h_lo, h_hi = int(cols.header_offsets[lo]), int(cols.header_offsets[hi])
+    if h_hi == h_lo:
         headers = pa.nulls(n, header_type)
     else:
         hkeys = binary_array(
@@ -118,34 +131,36 @@ def to_arrow(cols: Columns, topic: str, partition: int, schema: pa.Schema) -> pa
             cols.hkey_offsets,
             np.ones(len(cols.hkey_offsets) - 1, np.bool_),
             cols.hkey_data,
+            h_lo,
+            h_hi,
         )
         hkeys.validate(full=True)  # UTF-8
         hvalues = binary_array(
-            pa.binary(), cols.hvalue_offsets, cols.hvalue_valid, cols.hvalue_data
+            pa.binary(), cols.hvalue_offsets, cols.hvalue_valid, cols.hvalue_data, h_lo, h_hi
         )
         entries = pa.StructArray.from_arrays([hkeys, hvalues], fields=list(header_type.value_type))
-        counts = np.diff(cols.header_offsets)
-        bitmap, nulls = _validity(counts > 0)
+        list_offsets = cols.header_offsets[lo : hi + 1] - h_lo
+        bitmap, nulls = _validity(np.diff(list_offsets) > 0)
         headers = pa.Array.from_buffers(
             header_type,
             n,
-            [bitmap, pa.py_buffer(cols.header_offsets)],
+            [bitmap, pa.py_buffer(list_offsets)],
             null_count=nulls,
             children=[entries],
         )
     keys = (
         pa.nulls(n, pa.binary())
-        if not cols.key_valid.any()
-        else binary_array(pa.binary(), cols.key_offsets, cols.key_valid, cols.key_data)
+        if not cols.key_valid[lo:hi].any()
+        else binary_array(pa.binary(), cols.key_offsets, cols.key_valid, cols.key_data, lo, hi)
     )
     arrays = [
         keys,
-        binary_array(pa.binary(), cols.value_offsets, cols.value_valid, cols.value_data),
+        binary_array(pa.binary(), cols.value_offsets, cols.value_valid, cols.value_data, lo, hi),
         pa.repeat(pa.scalar(topic, pa.string()), n),
         pa.repeat(pa.scalar(partition, pa.int32()), n),
-        pa.array(cols.offsets, pa.int64()),
+        pa.array(cols.offsets[lo:hi], pa.int64()),
         timestamps,
-        pa.array(cols.timestamp_types, pa.int32()),
+        pa.array(cols.timestamp_types[lo:hi], pa.int32()),
         headers,
     ]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)

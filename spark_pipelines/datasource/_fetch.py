@@ -256,7 +256,9 @@ class NativeRange:
             cols = decode_scanned(dec, scanned, self.position, self.end)
             if cols is None:
                 raise Unsupported("malformed record batch")
-            yield to_arrow(cols, self.topic, self.partition, self.schema)
+            for lo in range(0, len(cols), self.batch_rows):
+                hi = min(lo + self.batch_rows, len(cols))
+                yield to_arrow(cols, self.topic, self.partition, self.schema, lo, hi)
             self.position = max(self.position, scanned.following)
             if self.position >= self.end:
                 self.finished = True
@@ -342,11 +344,13 @@ def _inflate(
 
 
 class _Coalescer:
-    """Re-cuts decoded batches to ``rows`` rows each (the last one of a read may be shorter).
+    """Joins small decoded batches into batches of up to ``rows`` rows, never slicing.
 
-    A fetch response holds anything from one record to hundreds of thousands; Spark is handed
-    batches of one size, as from the confluent-kafka path. Big batches are sliced (no copy);
-    small ones are concatenated once enough rows are pending.
+    A fetch response holds anything from one record to hundreds of thousands; the reader cuts
+    big ones into compact batches of ``rows`` (``to_arrow(lo, hi)``), and this joins the small
+    ones (a fetch's tail, or fetches of a slowly written partition) so Spark is not handed
+    thousands of tiny batches. Joining copies; slicing is avoided because a slice carries its
+    parent's buffers into Arrow IPC.
     """
 
     def __init__(self, rows: int) -> None:
@@ -357,26 +361,20 @@ class _Coalescer:
     def add(self, batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
         if batch.num_rows == 0:
             return
+        if self.pending and self.count + batch.num_rows > self.rows:
+            yield from self.flush()
+        if batch.num_rows >= self.rows:
+            yield batch
+            return
         self.pending.append(batch)
         self.count += batch.num_rows
-        if self.count < self.rows:
-            return
-        whole = self._take()
-        cut = whole.num_rows - whole.num_rows % self.rows
-        for at in range(0, cut, self.rows):
-            yield whole.slice(at, self.rows)
-        if cut < whole.num_rows:
-            self.pending, self.count = [whole.slice(cut)], whole.num_rows - cut
 
     def flush(self) -> Iterator[pa.RecordBatch]:
-        if self.pending:
-            yield self._take()
-
-    def _take(self) -> pa.RecordBatch:
         pending, self.pending, self.count = self.pending, [], 0
         if len(pending) == 1:
-            return pending[0]
-        return pa.Table.from_batches(pending).combine_chunks().to_batches()[0]
+            yield pending[0]
+        elif pending:
+            yield pa.Table.from_batches(pending).combine_chunks().to_batches()[0]
 
 
 def _readonly(arr: np.ndarray) -> np.ndarray:

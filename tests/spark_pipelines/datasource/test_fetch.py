@@ -56,7 +56,15 @@ def _native(config: dict[str, str], topic: str, p: int, start: int, end: int) ->
     native = _native_range(config, topic, p, start, end)
     batches = list(native.batches())
     assert native.finished, f"native path fell back at offset {native.position}"
+    _assert_compact(batches)
     return pa.Table.from_batches(batches, ARROW_SCHEMA).combine_chunks()
+
+
+def _assert_compact(batches: list[pa.RecordBatch]) -> None:
+    """No batch is a slice of a bigger one, whose buffers Arrow IPC would ship along."""
+    for b in batches:
+        for name, col in zip(b.schema.names, b.columns, strict=True):
+            assert col.get_total_buffer_size() <= col.nbytes + 64, name
 
 
 def _assert_same(bootstrap: str, topic: str, p: int, start: int, end: int, **extra: str) -> int:
@@ -103,6 +111,22 @@ def test_keys_values_headers_match(broker, topic_name):
     # Ranges starting and ending inside batches (40 rounds -> few, large batches).
     assert _assert_same(broker.bootstrap, topic_name, 0, 3, n - 7) == n - 10
     assert _assert_same(broker.bootstrap, topic_name, 0, 101, 102) == 1
+    # One batch per fetch (the broker's minimum); the reader joins them into bigger batches.
+    one_each = {"max.partition.fetch.bytes": "1"}
+    assert _assert_same(broker.bootstrap, topic_name, 0, 0, n, **one_each) == n
+    native = _native_range(_config(broker.bootstrap, **one_each), topic_name, 0, 0, n)
+    sizes = [b.num_rows for b in native.batches()]
+    assert sum(sizes) == n and len(sizes) < 5, sizes
+    # Cut into small batches: each one compact (checked in _native), together the same rows.
+    small = _fetch.NativeRange(
+        _config(broker.bootstrap), _leader(broker.bootstrap, topic_name), topic_name, 0, 3, n,
+        ARROW_SCHEMA, batch_rows=7, timeout=10,
+    )  # fmt: skip
+    batches = list(small.batches())
+    assert small.finished and {b.num_rows for b in batches[:-1]} == {7}
+    _assert_compact(batches)
+    expected = _general(_config(broker.bootstrap), topic_name, 0, 3, n)
+    assert pa.Table.from_batches(batches).combine_chunks().equals(expected)
 
 
 @pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
