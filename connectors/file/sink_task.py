@@ -7,10 +7,12 @@ offset it holds. ``pre_commit`` returns only those fsynced offsets, so the group
 commits a record that is not on disk.
 
 The sidecar makes the file exactly-once across crashes, which Kafka Connect's
-FileStreamSink is not: on start, bytes past the recorded size (written after the last flush,
-before a kill -9) are truncated, ``open`` rewinds each partition to its recorded next offset,
-and ``put`` skips any record below it (if the group's committed offset lags the sidecar, the
-redelivered records are already in the file). Delete the sidecar to write a topic again.
+FileStreamSink is not: it is written at the first start too (the file's size then, no
+offsets); on start, bytes past the recorded size (written after the last flush, before a
+kill -9, even before the first flush) are truncated, ``open`` rewinds each partition to its
+recorded next offset, and ``put`` skips any record below it (if the group's committed offset
+lags the sidecar, the redelivered records are already in the file). Delete the sidecar to
+write a topic again.
 Records from the file source carry ``file.stream``/``file.seq`` headers that keep their values
 when the source re-sends them after a crash (it is at-least-once); with ``dedupe`` (default)
 the sink skips a record whose sequence number is not above the last one written for its
@@ -141,7 +143,11 @@ class FileSinkTask(SinkTask):
             return
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         state = self._load_sidecar(path)
-        if state is not None:
+        if state is None:
+            # Record the size now: a crash before the first flush then truncates what this
+            # task appended, instead of keeping it while the records are delivered again.
+            self._save_sidecar()
+        else:
             size = int(state.get("size", 0))
             actual = os.fstat(self._fd).st_size
             if actual > size:
@@ -400,6 +406,12 @@ class FileSinkTask(SinkTask):
             sys.stdout.buffer.flush()
             self._durable = dict(self._written)
             return
+        self._save_sidecar()
+        self._durable = dict(self._written)
+
+    def _save_sidecar(self) -> None:
+        """fsync the output, then record its size, offsets and sequence numbers atomically."""
+        assert self._fd is not None
         os.fsync(self._fd)
         state = {
             "size": os.fstat(self._fd).st_size,
@@ -407,7 +419,6 @@ class FileSinkTask(SinkTask):
             "streams": {f"{t}/{p}/{stream}": n for (t, p, stream), n in self._seqs.items()},
         }
         _write_atomically(sidecar_path(self.config.file or ""), json.dumps(state).encode())
-        self._durable = dict(self._written)
 
     def pre_commit(self, offsets: Mapping[TopicPartition, int]) -> Mapping[TopicPartition, int]:
         self.flush(offsets)
