@@ -11,8 +11,9 @@ finding the leader (``list_topics``). Everything here is exact or not done at al
 the fast path cannot guarantee the same rows as the confluent-kafka path it raises
 :class:`Unsupported` *before* yielding anything it is unsure of, and ``_kafka.read_range``
 continues from :attr:`NativeRange.position` with confluent-kafka. That covers: TLS or SASL
-configured, the leader not known, a broker without Fetch v11, any error code in a response
-(leader moved, offset out of range, ...), throttling, aborted transactions listed in a response
+configured, ``check.crcs=true`` (CRCs are not verified here), the leader not known, a broker
+without Fetch v11, any error code in a response (leader moved, offset out of range, ...),
+throttling, a preferred read replica, aborted transactions listed in a response
 (read_committed must drop their records, which needs the producer state librdkafka keeps),
 batches with magic < 2, an unknown codec, malformed batches, header keys that are not UTF-8,
 socket errors.
@@ -73,7 +74,7 @@ class _NoRecords(TimeoutError):
 def native_decoder() -> Any:
     """The ``_decode`` module, or None if numba (or compiling with it) is not available here.
 
-    Importing numba and loading the cached machine code costs ~0.7 s once per Python worker;
+    Importing numba and loading the cached machine code costs ~0.8 s once per Python worker;
     a failure of any kind (numba missing, LLVM unavailable, a compile error) only disables the
     fast path, so it is checked once and remembered.
     """
@@ -228,15 +229,21 @@ class NativeRange:
         conn.send(FETCH_KEY, FETCH_VERSION, self._request(self.position))
         deadline = time.monotonic() + self.timeout
         while True:
-            part = self._partition_data(conn.receive())
+            response = conn.receive()
+            part = self._partition_data(response)
             if part.error_code != ErrorCode.none:
                 raise Unsupported(f"partition error {part.error_code.name}")
             if part.aborted_transactions:
                 raise Unsupported("aborted transactions in the fetch")
+            if getattr(part, "preferred_read_replica", -1) >= 0:
+                # KIP-392: the leader sent no records and names a follower to read from.
+                raise Unsupported(f"preferred read replica {part.preferred_read_replica}")
             scanned = scan_records(dec, part.records or b"")
             if scanned.following is None:
                 if scanned.problem is not None:
                     raise Unsupported(scanned.problem)
+                if response.throttle_time:  # empty because throttled, not because at the end
+                    raise Unsupported("throttled")
                 stable = part.last_stable_offset
                 if self.isolation == READ_UNCOMMITTED or stable < 0:
                     stable = part.high_watermark
