@@ -10,6 +10,8 @@ compared, column by column and with their exact Arrow types.
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import time
 
 import pyarrow as pa
@@ -321,3 +323,25 @@ def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+_WITHOUT_NUMBA = """
+import sys
+sys.modules["numba"] = None  # as if numba were not installed: importing it raises
+from spark_pipelines.datasource import _fetch, _kafka
+assert _fetch.native_decoder() is None
+rows = sum(b.num_rows for b in _kafka.read_range({"bootstrap.servers": sys.argv[1]},
+                                                 sys.argv[2], 0, 0, int(sys.argv[3])))
+print(rows)
+"""
+
+
+def test_without_numba_the_data_source_still_reads(broker, topic_name):
+    create_topic(broker.bootstrap, topic_name, 1)
+    n = _produce_mixed(broker.bootstrap, topic_name, 3)
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_NUMBA, broker.bootstrap, topic_name, str(n)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-1] == str(n)
