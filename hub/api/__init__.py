@@ -43,7 +43,9 @@ Register it with the ``sluice_connectors`` hook (see docs/plugins.md).
 
 A task emitting many small records per poll can return a ``SourceRecordBatch`` instead (one
 topic and source partition, held as columns), which the worker can produce without an object
-per record; see its docstring and docs/runtime.md.
+per record; see its docstring and docs/runtime.md. A sink task's ``put`` receives a
+``SinkRecordBatch``: a sequence of records that also offers the consumed bytes as columns (see
+docs/plugins.md).
 """
 
 from hub.api.config import ConfigModel, validate_config
@@ -59,7 +61,13 @@ from hub.api.record import (
     TopicPartition,
 )
 from hub.api.schema import Field, Schema, Type
-from hub.api.sink import SinkConnector, SinkTask, SinkTaskContext
+from hub.api.sink import (
+    RawConversion,
+    SinkConnector,
+    SinkRecordBatch,
+    SinkTask,
+    SinkTaskContext,
+)
 from hub.api.source import (
     OffsetReader,
     PollResult,
@@ -85,11 +93,13 @@ __all__ = [
     "OffsetReader",
     "PollResult",
     "Predicate",
+    "RawConversion",
     "RetriableError",
     "Schema",
     "SchemaAndValue",
     "SinkConnector",
     "SinkRecord",
+    "SinkRecordBatch",
     "SinkTask",
     "SinkTaskContext",
     "SourceConnector",

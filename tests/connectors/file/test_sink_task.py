@@ -85,7 +85,10 @@ def test_an_idle_put_writes_the_buffer_without_making_it_durable(tmp_path):
     task.put([])  # the worker's put on an idle poll
     assert out.read_text() == "quiet\n"
     assert task.durable_offsets == {}  # only flush fsyncs and records the sidecar
-    assert not Path(sidecar_path(str(out))).exists()
+    # The sidecar written at start records the empty file and no offsets: a crash now would
+    # truncate what the idle put appended.
+    state = json.loads(Path(sidecar_path(str(out))).read_text())
+    assert state["size"] == 0 and state["offsets"] == {}
     task.stop()
 
 
