@@ -11,7 +11,8 @@ All in one run, over the same rows:
 3. **data source ceiling**: ``spark.read.format("sluice")`` over the topic into the ``noop`` sink,
    with the native fetch path (the default) and with ``fetch.native=false`` (confluent-kafka).
 4. **log_aggregation --once**: the template (JSON parse, 1-minute windows by level/service,
-   watermark) to Parquet, through the streaming reader with the availableNow trigger.
+   watermark) to Parquet, through the streaming reader with the availableNow trigger, with the
+   runner's default shuffle partitions for the master (``runner.shuffle_partitions``).
 Rates are rows per second of wall time for the job, after the SparkSession is up (start-up is
 reported apart). Each workload first runs once unmeasured: that run pays one-off JVM costs
 (class loading, JIT compilation of the query's generated code, Python workers starting, numba
@@ -203,10 +204,9 @@ def main() -> None:
             lambda: runner.build_session(
                 args.master,
                 app_name="pipelines-bench",
-                extra={
-                    "spark.sql.shuffle.partitions": str(args.partitions),
-                    "spark.ui.enabled": "false",
-                },
+                # Shuffle partitions: the runner's default for the master (its cores on
+                # local[N]), which is what ``sluice pipelines run`` uses.
+                extra={"spark.ui.enabled": "false"},
             )
         )
         spark.dataSource.register(arrow_source())
@@ -281,7 +281,8 @@ def main() -> None:
         ("log_aggregation --once -> Parquet", best["template"], ">= 200k rows/s"),
     ]
     table = Table(
-        title=f"{n:,} log lines, {args.partitions} partitions, master {args.master},"
+        title=f"{n:,} log lines, {args.partitions} partitions, master {args.master}"
+        f" ({runner.shuffle_partitions(args.master)} shuffle partitions),"
         f" best of {args.repeat} (template: of {args.repeat - 1} after its first run)"
     )
     for col in ("workload", "seconds", "rows/s", "CPU-s", "rows/CPU-s", "target / ratio"):

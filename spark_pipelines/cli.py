@@ -66,6 +66,12 @@ def run(
         False, "--once", help="availableNow: process what is there, then stop"
     ),
     hub: str | None = typer.Option(None, "--hub", envvar="SLUICE_HUB_URL", help="run via a hub"),
+    conf: list[str] = typer.Option(
+        [],
+        "--conf",
+        help="Spark setting KEY=VALUE (repeatable; not with --hub),"
+        " e.g. spark.sql.shuffle.partitions=16",
+    ),
     progress_file: Path | None = typer.Option(None, hidden=True, help="append progress JSON lines"),
 ) -> None:
     """Runs a template (continuously, or once with --once)."""
@@ -76,12 +82,20 @@ def run(
     except Exception as exc:
         err.print(f"[red]invalid config for {name}:[/] {exc}")
         raise typer.Exit(2) from None
+    try:
+        extra = spark_conf(conf)
+    except ValueError as exc:
+        err.print(f"[red]{exc}[/]")
+        raise typer.Exit(2) from None
+    if hub and extra:
+        err.print("[red]--conf applies to runs in this process, not with --hub[/]")
+        raise typer.Exit(2)
     if hub:
         _run_on_hub(hub, name, raw, once)
         return
     from spark_pipelines import runner
 
-    spark = runner.build_session(master, app_name=f"sluice-{name}")
+    spark = runner.build_session(master, app_name=f"sluice-{name}", extra=extra)
 
     def on_progress(p: dict[str, Any]) -> None:
         if progress_file is not None:
@@ -101,6 +115,17 @@ def run(
             f.write(
                 json.dumps({"summary": {"rows": result.rows, "seconds": result.seconds}}) + "\n"
             )
+
+
+def spark_conf(items: list[str]) -> dict[str, str]:
+    """``--conf KEY=VALUE`` options as a dict (later ones win)."""
+    settings = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--conf needs KEY=VALUE, got {item!r}")
+        settings[key.strip()] = value
+    return settings
 
 
 def _run_on_hub(url: str, name: str, config: dict[str, Any], once: bool) -> None:

@@ -2,7 +2,8 @@
 
 ``build_session`` is the one place that knows how Sluice wants Spark: the ``sluice`` data source
 registered, Python workers on this interpreter (``PYSPARK_PYTHON``; executors on a cluster must
-have the ``sluice`` package installed in the Python they run), Arrow on. ``run`` drives the
+have the ``sluice`` package installed in the Python they run), Arrow on, and as many shuffle
+partitions as a local master has cores (``shuffle_partitions``). ``run`` drives the
 queries a template starts: ``once=True`` uses the availableNow trigger (process what is in the
 topics now, in as many micro-batches as limits require, then stop) — a batch job with the
 streaming checkpoint, so the next run continues where this one stopped.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -21,6 +23,29 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 DEFAULT_MASTER = "local[*]"
+CLUSTER_SHUFFLE_PARTITIONS = 8
+_LOCAL = re.compile(r"local(?:\[(\*|\d+)(?:,\s*\d+)?\])?")
+
+
+def shuffle_partitions(master: str) -> int:
+    """The default ``spark.sql.shuffle.partitions`` for ``master``.
+
+    Each shuffle partition of a stateful query (windowed counts, dedupe, latest row per key) is
+    a state store with its own files per micro-batch, and a task in every batch, the no-data
+    batches included; on a local master more partitions than cores only queue those tasks.
+    ``local[N]`` (and ``local[N,F]``) -> N, ``local[*]`` -> the machine's cores, ``local`` -> 1;
+    any other master -> 8. A query restarted from a checkpoint keeps the number it was started
+    with (Spark records it in the checkpoint's offset log), so changing this never breaks one.
+    """
+    m = _LOCAL.fullmatch(master.strip())
+    if m is None:
+        return CLUSTER_SHUFFLE_PARTITIONS
+    cores = m.group(1)
+    if cores is None:
+        return 1
+    if cores == "*":
+        return os.cpu_count() or 1
+    return max(1, int(cores))
 
 
 def build_session(
@@ -39,7 +64,7 @@ def build_session(
     settings = {
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.session.timeZone": "UTC",
-        "spark.sql.shuffle.partitions": "8",
+        "spark.sql.shuffle.partitions": str(shuffle_partitions(master)),
         "spark.sql.streaming.noDataMicroBatches.enabled": "true",
         # A Python worker that imports pyspark on a busy machine can need more than the 15 s
         # default to connect back; the query then fails with "failed to connect back".

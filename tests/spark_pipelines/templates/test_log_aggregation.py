@@ -92,3 +92,77 @@ def test_regex_format(spark):
         "h7",
         "disk 91% full",
     )
+
+
+def _shuffle_partitions_in(checkpoint) -> set[str]:
+    """``spark.sql.shuffle.partitions`` as each offset-log entry of ``checkpoint`` records it."""
+    found = set()
+    for entry in (checkpoint / "offsets").iterdir():
+        if entry.name.isdigit():
+            metadata = json.loads(entry.read_text().splitlines()[1])
+            found.add(metadata["conf"]["spark.sql.shuffle.partitions"])
+    return found
+
+
+def test_restart_keeps_the_shuffle_partitions_of_its_checkpoint(
+    spark, run_once, broker, topic_name, tmp_path
+):
+    """A checkpoint started with the old default (8) continues with 8 state partitions.
+
+    The runner's default now follows a local master's cores; a restart must neither lose the
+    open windows' state (kept in 8 state stores) nor repeat or skip a window.
+    """
+    raw, out = f"{topic_name}-raw", f"{topic_name}-counts"
+    create_topic(broker.bootstrap, raw, 2)
+    config = {
+        "input": {"bootstrap_servers": broker.bootstrap, "topics": [raw]},
+        "checkpoint_dir": str(tmp_path / "ckpt"),
+        "output_topic": out,
+        "output_path": str(tmp_path / "parquet"),
+    }
+
+    def send(lines: list[str]) -> None:
+        for i, line in enumerate(lines):
+            produce(broker.bootstrap, raw, [(None, line)], partition=i % 2)
+
+    previous = spark.conf.get("spark.sql.shuffle.partitions")
+    try:
+        spark.conf.set("spark.sql.shuffle.partitions", "8")
+        # 10:30:00 closes 10:00 and 10:01 and opens 10:30, which stays open in the state.
+        send(
+            [_line("10:00:05", "ERROR", "api")] * 3
+            + [_line("10:01:10", "INFO", "web")] * 2
+            + [_line("10:30:00", "INFO", "api")]
+        )
+        assert run_once("log_aggregation", config).rows == 2 * 6
+        spark.conf.set("spark.sql.shuffle.partitions", "1")
+        send(
+            [_line("10:30:20", "INFO", "api")] * 2
+            + [_line("10:31:00", "WARN", "auth")]
+            + [_line("11:00:00", "INFO", "api")]
+        )
+        assert run_once("log_aggregation", config).rows == 2 * 4
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", previous)
+
+    expected = {
+        ("2026-01-01T10:00:00Z", "ERROR", "api"): 3,
+        ("2026-01-01T10:01:00Z", "INFO", "web"): 2,
+        ("2026-01-01T10:30:00Z", "INFO", "api"): 3,  # one line from each run
+        ("2026-01-01T10:31:00Z", "WARN", "auth"): 1,
+    }
+    records = read_all(broker.bootstrap, out)
+    got = {tuple(k.decode().split("|")): json.loads(v)["count"] for _p, _o, k, v, _h in records}
+    assert got == expected and len(records) == len(expected)
+
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(tmp_path / "parquet").to_pylist()
+    assert sorted(
+        (r["window_start"].strftime("%H:%M"), r["level"], r["service"], r["count"]) for r in table
+    ) == sorted((k[0][11:16], k[1], k[2], n) for k, n in expected.items())
+    for query in ("topic", "parquet"):
+        checkpoint = tmp_path / "ckpt" / query
+        assert _shuffle_partitions_in(checkpoint) == {"8"}
+        stores = {p.name for p in (checkpoint / "state" / "0").iterdir() if p.name.isdigit()}
+        assert stores == {str(i) for i in range(8)}
