@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -35,3 +37,29 @@ def created(client: TestClient) -> str:
     body = {"name": "local-file-source", "config": source_config(**{"tasks.max": "2"})}
     assert client.post("/connectors", json=body).status_code == 201
     return "local-file-source"
+
+
+@contextlib.contextmanager
+def real_herder_client(bootstrap: str, prefix: str) -> Iterator[TestClient]:
+    """The REST app on a real Herder against ``bootstrap``, with internal topics of its own
+    (``<prefix>-configs-<random>`` ...) and offsets flushed every 200 ms."""
+    from hub.runtime.config import WorkerConfig
+    from hub.runtime.herder import Herder
+
+    unique = uuid.uuid4().hex[:8]
+    config = WorkerConfig.from_mapping(
+        {
+            "bootstrap.servers": bootstrap,
+            "config.storage.topic": f"{prefix}-configs-{unique}",
+            "offset.storage.topic": f"{prefix}-offsets-{unique}",
+            "status.storage.topic": f"{prefix}-status-{unique}",
+            "offset.flush.interval.ms": 200,
+        }
+    )
+    herder = Herder(config)
+    herder.start()
+    try:
+        with TestClient(create_app(herder, config), raise_server_exceptions=False) as client:
+            yield client
+    finally:
+        herder.stop()

@@ -15,34 +15,18 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from hub.rest import create_app
 from tests.fixtures.broker import BrokerProcess, wait_until
+from tests.hub.rest.conftest import real_herder_client
 
-herder_module = pytest.importorskip("hub.runtime.herder")
-config_module = pytest.importorskip("hub.runtime.config")
+pytest.importorskip("hub.runtime.herder")
 
 SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 
 
 @pytest.fixture
 def api(broker: BrokerProcess) -> Iterator[TestClient]:
-    unique = uuid.uuid4().hex[:8]
-    config = config_module.WorkerConfig.from_mapping(
-        {
-            "bootstrap.servers": broker.bootstrap,
-            "config.storage.topic": f"rest-configs-{unique}",
-            "offset.storage.topic": f"rest-offsets-{unique}",
-            "status.storage.topic": f"rest-status-{unique}",
-            "offset.flush.interval.ms": 200,
-        }
-    )
-    herder = herder_module.Herder(config)
-    herder.start()
-    try:
-        with TestClient(create_app(herder, config), raise_server_exceptions=False) as client:
-            yield client
-    finally:
-        herder.stop()
+    with real_herder_client(broker.bootstrap, "rest") as client:
+        yield client
 
 
 def quickstart(path: Path, topic: str) -> dict[str, Any]:

@@ -22,12 +22,11 @@ from confluent_kafka.admin import AdminClient
 from fastapi.testclient import TestClient
 
 from connectors.file.sink_task import sidecar_path
-from hub.rest import create_app
 from tests.broker.coordinator.group_clients import confluent_consumer, create_topic
 from tests.fixtures.broker import BrokerProcess, wait_until
+from tests.hub.rest.conftest import real_herder_client
 
-herder_module = pytest.importorskip("hub.runtime.herder")
-config_module = pytest.importorskip("hub.runtime.config")
+pytest.importorskip("hub.runtime.herder")
 
 SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 STRING = "org.apache.kafka.connect.storage.StringConverter"
@@ -36,23 +35,8 @@ PER_PARTITION = 5
 
 @pytest.fixture
 def api(broker: BrokerProcess) -> Iterator[TestClient]:
-    unique = uuid.uuid4().hex[:8]
-    config = config_module.WorkerConfig.from_mapping(
-        {
-            "bootstrap.servers": broker.bootstrap,
-            "config.storage.topic": f"reset-configs-{unique}",
-            "offset.storage.topic": f"reset-offsets-{unique}",
-            "status.storage.topic": f"reset-status-{unique}",
-            "offset.flush.interval.ms": 200,
-        }
-    )
-    herder = herder_module.Herder(config)
-    herder.start()
-    try:
-        with TestClient(create_app(herder, config), raise_server_exceptions=False) as client:
-            yield client
-    finally:
-        herder.stop()
+    with real_herder_client(broker.bootstrap, "reset") as client:
+        yield client
 
 
 def produce(bootstrap: str, topic: str, by_partition: dict[int, list[str]]) -> None:

@@ -20,6 +20,8 @@ from kio.index import load_request_schema, load_response_schema
 from kio.schema.errors import ErrorCode
 from kio.serial import entity_reader, entity_writer
 
+from tests.fixtures.broker import _recv_exact
+
 Rec = tuple[bytes | None, bytes | None, Sequence[tuple[str, bytes | None]]]
 
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
@@ -112,23 +114,13 @@ def produce_raw(bootstrap: str, topic: str, partition: int, data: bytes) -> None
     host, port = bootstrap.rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=10) as sock:
         sock.sendall(struct.pack(">i", len(payload)) + payload)
-        size = struct.unpack(">i", _recv(sock, 4))[0]
-        frame = _recv(sock, size)
+        size = struct.unpack(">i", _recv_exact(sock, 4))[0]
+        frame = _recv_exact(sock, size)
     _header, at = entity_reader(response_cls.__header_schema__)(frame, 0)
     response, _ = entity_reader(response_cls)(frame, at)
     (topic_resp,) = response.responses
     (part,) = topic_resp.partition_responses
     assert part.error_code == ErrorCode.none, part
-
-
-def _recv(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("closed")
-        buf += chunk
-    return bytes(buf)
 
 
 def _module(cls: type) -> Any:

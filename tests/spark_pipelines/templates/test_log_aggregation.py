@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +23,23 @@ def _line(t: str, level: str, service: str) -> str:
             "message": "m",
         }
     )
+
+
+def assert_counts(
+    bootstrap: str, topic: str, parquet: Path, expected: dict[tuple[str, str, str], int]
+) -> None:
+    """The output topic holds exactly ``expected`` ((window start, level, service) -> count),
+    one record per window, and the Parquet output the same counts."""
+    records = read_all(bootstrap, topic)
+    got = {tuple(k.decode().split("|")): json.loads(v)["count"] for _p, _o, k, v, _h in records}
+    assert got == expected and len(records) == len(expected)
+
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(parquet).to_pylist()
+    assert sorted(
+        (r["window_start"].strftime("%H:%M"), r["level"], r["service"], r["count"]) for r in table
+    ) == sorted((k[0][11:16], k[1], k[2], n) for k, n in expected.items())
 
 
 def test_counts_per_window_level_service(run_once, broker, topic_name, tmp_path):
@@ -55,16 +73,7 @@ def test_counts_per_window_level_service(run_once, broker, topic_name, tmp_path)
         ("2026-01-01T10:01:00Z", "ERROR", "api"): 1,
         ("2026-01-01T10:01:00Z", "INFO", "web"): 4,
     }
-    records = read_all(broker.bootstrap, out)
-    got = {tuple(k.decode().split("|")): json.loads(v)["count"] for _p, _o, k, v, _h in records}
-    assert got == expected and len(records) == len(expected)
-
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(tmp_path / "parquet").to_pylist()
-    assert sorted(
-        (r["window_start"].strftime("%H:%M"), r["level"], r["service"], r["count"]) for r in table
-    ) == sorted((k[0][11:16], k[1], k[2], n) for k, n in expected.items())
+    assert_counts(broker.bootstrap, out, tmp_path / "parquet", expected)
 
 
 def test_regex_format(spark):
@@ -151,16 +160,7 @@ def test_restart_keeps_the_shuffle_partitions_of_its_checkpoint(
         ("2026-01-01T10:30:00Z", "INFO", "api"): 3,  # one line from each run
         ("2026-01-01T10:31:00Z", "WARN", "auth"): 1,
     }
-    records = read_all(broker.bootstrap, out)
-    got = {tuple(k.decode().split("|")): json.loads(v)["count"] for _p, _o, k, v, _h in records}
-    assert got == expected and len(records) == len(expected)
-
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(tmp_path / "parquet").to_pylist()
-    assert sorted(
-        (r["window_start"].strftime("%H:%M"), r["level"], r["service"], r["count"]) for r in table
-    ) == sorted((k[0][11:16], k[1], k[2], n) for k, n in expected.items())
+    assert_counts(broker.bootstrap, out, tmp_path / "parquet", expected)
     for query in ("topic", "parquet"):
         checkpoint = tmp_path / "ckpt" / query
         assert _shuffle_partitions_in(checkpoint) == {"8"}
