@@ -254,7 +254,13 @@ def _consume_range(
                     raise TimeoutError(f"no records from {topic}-{partition} at offset < {end}")
                 continue
             errors = list(map(Message.error, msgs))
-            if errors.count(None) != len(msgs):  # rare: EOF (last at most) or a real error
+            # ``any``, not ``errors.count(None)``: count compares each KafkaError with None, and
+            # confluent-kafka's KafkaError.__eq__ (C KafkaError_richcompare) converts a
+            # non-KafkaError operand to an int without checking for failure: it answers False
+            # with a TypeError left set, which CPython reports as a SystemError from a later C
+            # call (zip, below) whenever an EOF event arrives in the same consume() as records.
+            # A truth test compares nothing, and a KafkaError, like any exception, is truthy.
+            if any(errors):  # rare: EOF (last at most) or a real error
                 for m, err in zip(msgs, errors, strict=True):
                     if err is None:
                         continue
