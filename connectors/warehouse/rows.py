@@ -59,6 +59,20 @@ class Shape:
     adapters: tuple[tuple[str, Callable[[Any], Any]], ...] = ()
     names: tuple[str, ...] = field(default=())
     whole_value: bool = False  # names are every field of the value (no whitelist dropped any)
+    # Column -> the Python types its values can have, where a schema says so (see _TYPED).
+    typed: dict[str, frozenset[type]] = field(default_factory=dict)
+
+
+# The Python types a converter delivers for a Connect type (hub.converters check them when
+# they decode with a schema: an int64 field is an int, never a bool; a float64 field may
+# hold an int). As in Kafka Connect, whose Struct refuses a value of the wrong type, a
+# record's schema is trusted for its values' types: the binary COPY check skips such columns.
+_TYPED: dict[Type, frozenset[type]] = {
+    Type.INT8: frozenset({int}), Type.INT16: frozenset({int}), Type.INT32: frozenset({int}),
+    Type.INT64: frozenset({int}), Type.FLOAT32: frozenset({int, float}),
+    Type.FLOAT64: frozenset({int, float}), Type.BOOLEAN: frozenset({bool}),
+    Type.STRING: frozenset({str}),
+}  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -371,13 +385,19 @@ class RowBuilder:
                    value: dict[str, Any] | None, vschema: Schema | None) -> Shape:  # fmt: skip
         columns: dict[str, Column] = {}
         adapters: list[tuple[str, Callable[[Any], Any]]] = []
+        typed: dict[str, frozenset[type]] = {}
         pk = tuple(key_values)
+        if self.config.pk_mode == "kafka":  # written by _key/_fast_row/build_run themselves
+            n = self._kafka_names
+            typed.update({n[0]: frozenset({str}), n[1]: frozenset({int}), n[2]: frozenset({int})})
         for name, v in key_values.items():
             fs = _field_schema(key_schema, name, len(key_values))
             kind, adapt = column_type(fs) if fs is not None else infer_type(v)
             columns[name] = Column(name, kind, False)
             if adapt is not None:
                 adapters.append((name, adapt))
+            elif fs is not None and fs.type in _TYPED:
+                typed[name] = _TYPED[fs.type]
         names: list[str] = []
         fields: list[tuple[str, Schema | None]]
         if vschema is not None and vschema.type is Type.STRUCT:
@@ -394,8 +414,10 @@ class RowBuilder:
             columns[name] = Column(name, kind, fs.optional if fs is not None else True)
             if adapt is not None:
                 adapters.append((name, adapt))
+            elif fs is not None and fs.type in _TYPED:
+                typed[name] = _TYPED[fs.type]
         whole = len(names) == len(fields)
-        return Shape(tuple(columns.values()), pk, tuple(adapters), tuple(names), whole)
+        return Shape(tuple(columns.values()), pk, tuple(adapters), tuple(names), whole, typed)
 
 
 def _field_schema(schema: Schema | None, name: str, count: int) -> Schema | None:

@@ -13,8 +13,11 @@ PostgreSQL: a transaction costs round trips and a WAL fsync, worth ~10 ms on a b
 
 Pipelining: a transaction runs on the task's one writer thread while ``put`` returns and the
 task builds the next batch's rows (the database's work and the WAL fsync overlap the
-task's Python work; the waits release the GIL). At most one transaction is in flight and the
-next is handed over only after it finished, so transactions commit in record order. Its
+task's Python work; the waits release the GIL). On PostgreSQL the writer formats the COPY
+data itself, a block at a time while the server parses the previous one, as a plain psycopg
+COPY does; the task only checks that binary COPY fits the rows' types. At most one
+transaction is in flight and the next is handed over only after it finished, so
+transactions commit in record order. Its
 outcome is collected by the next hand-over, ``flush``/``pre_commit`` (which wait for it),
 ``close`` and any DDL (which needs the connection); a ``put`` also collects it when it has
 already finished. Its offsets count as done only then. A failed transaction is dealt with in
@@ -45,6 +48,7 @@ connection, which nothing else touches while a transaction is in flight.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from operator import attrgetter
@@ -258,6 +262,12 @@ class WarehouseSinkTask(SinkTask):
             raise
         if not self._pending and self._inflight is None:
             self._mark_done()
+        elif self._inflight is not None:
+            # Lets the writer thread take the GIL now if it waits for it: it streams the COPY
+            # and gives the GIL up whenever the socket is full. A caller that goes straight
+            # into its next put would otherwise keep it for a whole switch interval (5 ms),
+            # long enough for the server to run out of data.
+            time.sleep(0)
 
     def _committing(self, pending: int) -> bool:
         """True while the transaction in flight runs and ``pending`` rows may still wait for
@@ -270,9 +280,9 @@ class WarehouseSinkTask(SinkTask):
         """Hands every pending change to the writer thread as one transaction, after
         collecting the one in flight (waiting for it). ``offsets``: the calling put's, which
         become pending only once the collection did not raise."""
-        # Formatted before waiting, so that it overlaps the transaction in flight. Collecting
-        # does not change the pending list unless it raises (then the text is not used).
-        text = self._format_copy(self._pending)
+        # Planned before waiting, so that its checks overlap the transaction in flight.
+        # Collecting does not change the pending list unless it raises (then it is unused).
+        plan = self._copy_plan(self._pending)
         self._collect(block=True)
         if offsets:
             self._pending_offsets.update(offsets)
@@ -282,16 +292,16 @@ class WarehouseSinkTask(SinkTask):
         rows, self._pending_rows = self._pending_rows, 0
         offsets, self._pending_offsets = self._pending_offsets, {}
         assert self._pool is not None
-        self._inflight = (self._pool.submit(self._apply, changes, text), changes, offsets, rows)
+        self._inflight = (self._pool.submit(self._apply, changes, plan), changes, offsets, rows)
 
-    def _format_copy(self, changes: Pending) -> sql.Formatted | None:
-        """On PostgreSQL, the COPY data of a batch of one table, action and shape, formatted
-        here so that the writer thread, while this runs, only waits for the database. Binary
-        where every column's type allows it (cheaper to format and to parse), else text.
+    def _copy_plan(self, changes: Pending) -> sql.BinaryCopy | None:
+        """On PostgreSQL, binary COPY for a batch of one table, action and shape, where every
+        column's type allows it (cheaper to format and to parse than text). The writer
+        thread formats the rows while it sends them; here only the types are checked.
         Runs (``RowRun``) give their rows as they are."""
         tx = self._copy_tx
         n = len(changes)
-        if tx is None or not n:
+        if tx is None or not n or not self._binary:
             return None
         first = changes[0]
         if list(map(id, map(_SHAPE, changes))).count(id(first.shape)) != n or \
@@ -302,9 +312,9 @@ class WarehouseSinkTask(SinkTask):
         if len(rows) < 2:
             return None
         try:
-            kinds = self._binary_kinds(first.table, tuple(rows[0])) if self._binary else None
-            return sql.format_copy(rows, tx, kinds)
-        except Exception:  # e.g. a value no dumper takes: the COPY itself will say so
+            kinds = self._binary_kinds(first.table, tuple(rows[0]))
+            return sql.binary_copy(rows, tx, kinds, first.shape.typed)
+        except Exception:  # e.g. an unhashable value: the text COPY will say what is wrong
             return None
 
     def _binary_kinds(self, name: str, columns: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -318,11 +328,18 @@ class WarehouseSinkTask(SinkTask):
             hit = self._kinds[key] = (table, sql.binary_kinds(table, columns, self.engine.dialect))
         return hit[1]
 
-    def _apply(self, changes: Pending, formatted: sql.Formatted | None = None) -> None:
-        """One transaction of ``changes``; runs on the writer thread."""
+    def _apply(self, changes: Pending, binary: sql.BinaryCopy | None = None) -> None:
+        """One transaction of ``changes``; runs on the writer thread. A binary COPY that meets
+        a value its dumper refuses is rolled back and the transaction runs again as text."""
         conn = self._connection()
-        with conn.begin():
-            self.writer.apply(conn, changes, formatted)
+        try:
+            with conn.begin():
+                self.writer.apply(conn, changes, binary)
+        except sql.BinaryRefused as exc:
+            log.debug("[%s] binary COPY refused a value (%s); writing the batch as text",
+                      self.ident, exc)  # fmt: skip
+            with conn.begin():
+                self.writer.apply(conn, changes)
 
     def _collect(self, block: bool) -> None:
         """Settles the transaction in flight (if finished, or waiting when ``block``): marks

@@ -20,9 +20,11 @@ twice in a statement, so the caller collapses repeated keys first (last change w
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
@@ -61,20 +63,21 @@ def _copy(conn: sa.Connection, table: sa.Table, rows: Rows) -> None:
 
 
 def _copy_into(conn: sa.Connection, target: str, names: list[str], rows: Rows) -> None:
-    """psycopg 3 ``COPY target (names) FROM STDIN``; every row has ``names`` in that order."""
+    """psycopg 3 ``COPY target (names) FROM STDIN``; every row has ``names`` in that order.
+
+    Rows are formatted here, in the thread that holds the connection, a block at a time:
+    the server parses one block while the next is formatted, as with psycopg's own
+    ``write_row``, but with no Python code per row. Binary when the caller planned it for
+    exactly these rows (``BinaryCopy`` in ``conn.info``), else text."""
     preparer = conn.dialect.identifier_preparer
     cols = ", ".join(preparer.quote_identifier(n) for n in names)
     raw = conn.connection.driver_connection
     assert raw is not None
     stmt = f"COPY {target} ({cols}) FROM STDIN"
-    pre: Formatted | None = conn.info.get("sluice_copy_text")
-    if pre is not None and pre.first is rows[0] and pre.count == len(rows):
-        # These rows, formatted by the task (format_copy).
-        stmt += " (FORMAT BINARY)" if pre.binary else ""
-        with raw.cursor() as cur, cur.copy(stmt) as copy:  # type: ignore[attr-defined]
-            data = memoryview(pre.data)
-            for i in range(0, len(data), _COPY_BLOCK):
-                copy.write(data[i : i + _COPY_BLOCK])
+    plan: BinaryCopy | None = conn.info.get("sluice_copy_binary")
+    if plan is not None and plan.first is rows[0] and plan.count == len(rows):
+        with raw.cursor() as cur, cur.copy(stmt + " (FORMAT BINARY)") as copy:  # type: ignore[attr-defined]
+            _stream(copy, rows, plan.transformer(), _format_row_binary, binary=True)
         return
     with raw.cursor() as cur, cur.copy(stmt) as copy:  # type: ignore[attr-defined]
         transformer = getattr(getattr(copy, "formatter", None), "transformer", None)
@@ -83,25 +86,49 @@ def _copy_into(conn: sa.Connection, target: str, names: list[str], rows: Rows) -
             for row in rows:
                 write(tuple(row.values()))
             return
-        # What write_row does per row (psycopg's C formatter, same adapters), without its two
-        # Python wrappers per row and its wait for the socket every 32 KiB: each wait gives up
-        # the GIL, and taking it back from a busy task thread costs up to a switch interval.
-        fmt, block = _format_row_text, bytearray()
-        for row in rows:
-            fmt(tuple(row.values()), transformer, block)
-            if len(block) >= _COPY_BLOCK:
-                copy.write(block)
-                block = bytearray()
-        if block:
+        _stream(copy, rows, transformer, _format_row_text, binary=False)
+
+
+def _stream(copy: Any, rows: Rows, transformer: Any, fmt: Any, binary: bool) -> None:
+    """What ``write_row`` does per row (psycopg's C formatter, same adapters), ``_CHUNK``
+    rows per C-level pass, and one socket write per ~``_COPY_BLOCK`` bytes: each write may
+    wait for the server and so give up the GIL, and taking it back from a busy thread costs
+    up to a switch interval. A value the binary dumpers refuse raises ``BinaryRefused``
+    (the COPY, and with it the transaction, is then aborted)."""
+    block = bytearray(_BINARY_SIGNATURE) if binary else bytearray()
+    values = dict.values
+    for i in range(0, len(rows), _CHUNK):
+        chunk = rows[i : i + _CHUNK]
+        k = len(chunk)
+        try:
+            deque(map(fmt, map(tuple, map(values, chunk)), repeat(transformer, k),
+                      repeat(block, k)), 0)  # fmt: skip
+        except (TypeError, ValueError, OverflowError) as exc:
+            if not binary:
+                raise
+            raise BinaryRefused(str(exc)) from exc
+        if len(block) >= _COPY_BLOCK:
             copy.write(block)
+            block = bytearray()
+    if binary:
+        block += _BINARY_TRAILER
+    if block:
+        copy.write(block)
 
 
-_COPY_BLOCK = 1 << 20
+_CHUNK = 128  # rows per formatting pass
+_COPY_BLOCK = 1 << 16  # bytes per socket write: small enough that the server starts at once
+
+
+class BinaryRefused(Exception):
+    """A value in a planned binary COPY that its column's binary dumper does not take (an
+    int out of int8's range, a non-str in a text column): the caller writes the same rows
+    again as text, where the server decides."""
 
 
 def copy_transformer(conn: sa.Connection) -> Any | None:
     """A psycopg Transformer with the adapters the task's connections use, for formatting
-    COPY rows outside the connection's thread (``format_copy``); None where that does not
+    binary COPY rows (``binary_copy``); None where that does not
     apply: not psycopg, a client encoding other than UTF-8 (the Transformer has no
     connection, so it writes UTF-8), or another psycopg without the formatter."""
     if conn.dialect.name != "postgresql" or not _psycopg(conn) or _format_row_text is None:
@@ -116,13 +143,22 @@ def copy_transformer(conn: sa.Connection) -> Any | None:
 
 
 @dataclass(frozen=True, slots=True)
-class Formatted:
-    """COPY data for ``count`` rows starting with the row object ``first``."""
+class BinaryCopy:
+    """Binary COPY planned for ``count`` rows starting with the row object ``first``, whose
+    columns have the binary types ``kinds``; ``adapters``: the connection's adapters map."""
 
     first: dict[str, Any]
     count: int
-    binary: bool
-    data: bytes
+    kinds: tuple[str, ...]
+    adapters: Any
+
+    def transformer(self) -> Any:
+        from psycopg.adapt import Transformer
+        from psycopg.pq import Format
+
+        tx = Transformer(self.adapters)
+        tx.set_dumper_types([tx.adapters.types[k].oid for k in self.kinds], Format.BINARY)
+        return tx
 
 
 # Column types (as SQLAlchemy compiles them for PostgreSQL) that binary COPY is used for, and
@@ -155,43 +191,33 @@ def binary_kinds(table: sa.Table, names: Sequence[str], dialect: Any) -> tuple[s
     return tuple(kinds)
 
 
-def format_copy(rows: Rows, transformer: Any, kinds: tuple[str, ...] | None) -> Formatted:
-    """``rows`` formatted for ``_copy_into`` (columns in the first row's order): binary when
-    ``kinds`` (``binary_kinds``) is given and every value has a Python type that kind takes,
-    else text exactly as the COPY itself would format it. Any error is the caller's: it then
-    lets the COPY format the rows."""
-    assert _format_row_text is not None and _format_row_binary is not None
-    if kinds is not None and _binary_fits(rows, kinds):
-        from psycopg.adapt import Transformer
-        from psycopg.pq import Format
-
-        tx = Transformer(transformer.adapters)
-        tx.set_dumper_types([tx.adapters.types[k].oid for k in kinds], Format.BINARY)
-        block = bytearray(_BINARY_SIGNATURE)
-        fmt = _format_row_binary
-        try:
-            for row in rows:
-                fmt(tuple(row.values()), tx, block)
-        except (TypeError, ValueError, OverflowError):  # e.g. an int into a text column
-            pass
-        else:
-            block += _BINARY_TRAILER
-            return Formatted(rows[0], len(rows), True, bytes(block))
-    block = bytearray()
-    fmt = _format_row_text
-    for row in rows:
-        fmt(tuple(row.values()), transformer, block)
-    return Formatted(rows[0], len(rows), False, bytes(block))
+def binary_copy(
+    rows: Rows,
+    transformer: Any,
+    kinds: tuple[str, ...] | None,
+    typed: Mapping[str, frozenset[type]] | None = None,
+) -> BinaryCopy | None:
+    """A binary COPY plan for ``rows`` (columns in the first row's order) when ``kinds``
+    (``binary_kinds``) is given and no value has a Python type the binary dumpers would
+    write although text COPY refuses it; None: text. ``typed``: columns whose values' types
+    a schema already gives (``rows.Shape.typed``); only the others are looked at. Checked in
+    the task's thread, before the rows go to the writer (the dumpers' own refusals surface
+    while streaming)."""
+    if kinds is None or not rows or not _binary_fits(rows, kinds, typed or {}):
+        return None
+    return BinaryCopy(rows[0], len(rows), kinds, transformer.adapters)
 
 
-def _binary_fits(rows: Rows, kinds: tuple[str, ...]) -> bool:
+def _binary_fits(rows: Rows, kinds: tuple[str, ...],
+                 typed: Mapping[str, frozenset[type]]) -> bool:  # fmt: skip
     """No value the binary dumpers would take but text COPY would refuse: strictly bools in
     boolean columns (the dumper takes any truthy value), ints and floats in numeric ones (a
     bool would become 1; the float8 dumper also takes a Decimal, which text COPY takes as
     the same number). Text columns need no pass: the dumper refuses anything but str, and
-    then ``format_copy`` uses text."""
+    then the COPY goes as text (``BinaryRefused``)."""
     for name, kind in zip(rows[0], kinds, strict=True):
-        if kind != "text":
+        known = typed.get(name)
+        if kind != "text" and (known is None or not known <= _BINARY_VALUES[kind]):
             column = set(map(type, map(itemgetter(name), rows)))
             column.discard(_NONE)
             if kind == "float8":

@@ -45,9 +45,9 @@ class BatchWriter:
         self.tables, self.insert_mode, self.batch_size = tables, insert_mode, batch_size
 
     def apply(self, conn: sa.Connection, changes: Sequence[RowChange | RowRun],
-              formatted: sql.Formatted | None = None) -> None:  # fmt: skip
-        """``formatted``: every change's row formatted for COPY (``sql.format_copy``), used
-        if a COPY gets exactly those rows (one table and shape, no key collapsed).
+              binary: sql.BinaryCopy | None = None) -> None:  # fmt: skip
+        """``binary``: a binary COPY planned for every change's row (``sql.binary_copy``),
+        used if a COPY gets exactly those rows (one table and shape, no key collapsed).
 
         A batch holding runs (``RowRun``) that is all writes of one table and shape, without
         a key that repeats (the usual bulk insert, or upsert of distinct keys), goes to the
@@ -57,10 +57,10 @@ class BatchWriter:
         if not changes:
             return
         info = conn.info  # held: after a lost connection, conn.info itself raises
-        if formatted is None:
-            info.pop("sluice_copy_text", None)
+        if binary is None:
+            info.pop("sluice_copy_binary", None)
         else:
-            info["sluice_copy_text"] = formatted
+            info["sluice_copy_binary"] = binary
         try:
             n = len(changes)
             first = changes[0]
@@ -78,7 +78,7 @@ class BatchWriter:
             else:
                 self._apply(conn, expand(changes) if runs else changes)  # type: ignore[arg-type]
         finally:
-            info.pop("sluice_copy_text", None)
+            info.pop("sluice_copy_binary", None)
 
     def _apply(self, conn: sa.Connection, changes: Sequence[RowChange]) -> None:
         by_table: dict[str, list[RowChange]] | None = None
