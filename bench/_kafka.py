@@ -17,7 +17,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -112,7 +112,12 @@ class SluiceBroker:
 
     name = "Sluice"
 
-    def __init__(self, startup_timeout_s: float = 30.0, data_root: str | None = None) -> None:
+    def __init__(
+        self,
+        startup_timeout_s: float = 30.0,
+        data_root: str | None = None,
+        extra_args: Sequence[str] = (),
+    ) -> None:
         self.port = free_port()
         self.bootstrap = f"127.0.0.1:{self.port}"
         self.data_dir = Path(tempfile.mkdtemp(prefix="sluice-bench-", dir=data_root))
@@ -129,6 +134,7 @@ class SluiceBroker:
             "127.0.0.1",
             "--port",
             str(self.port),
+            *extra_args,
         ]
         self.proc = subprocess.Popen(
             cmd, cwd=REPO, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL

@@ -325,7 +325,7 @@ def end_to_end(path: Path, out_path: Path, lines: int, bootstrap: str, topic: st
 class Hub:
     """An in-process Herder + REST app (the worker ``sluice connect`` runs) for the hub rows."""
 
-    def __init__(self, bootstrap: str, lean: bool) -> None:
+    def __init__(self, bootstrap: str, lean: bool, files: Path) -> None:
         from fastapi.testclient import TestClient
 
         from hub.rest import create_app
@@ -335,13 +335,18 @@ class Hub:
         config = WorkerConfig.from_mapping(
             {"bootstrap.servers": bootstrap, "offset.flush.interval.ms": 1000,
              "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-             "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+             "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+             "rest.auth.token": "bench", "file.allowed.paths": str(files)}
         )  # fmt: skip
         self.bootstrap = bootstrap
         self.lean = lean
         self.herder = Herder(config)
         self.herder.start()
-        self.api = TestClient(create_app(self.herder, config))
+        self.api = TestClient(
+            create_app(self.herder, config),
+            base_url="http://127.0.0.1:8083",
+            headers={"Authorization": "Bearer bench"},
+        )
 
     def create(self, name: str, config: dict[str, str]) -> None:
         response = self.api.post("/connectors", json={"name": name, "config": config})
@@ -490,7 +495,7 @@ def main() -> None:
         if not args.skip_hub:
             for topic in ("hub-leg", "hub-e2e"):
                 create_topic(bs, topic)
-            hub = Hub(bs, args.lean_headers)
+            hub = Hub(bs, args.lean_headers, tmp)
             try:
                 size = src.stat().st_size
                 r.measure("hub leg 1: file source connector", True, hub_leg1, hub, src, lines,

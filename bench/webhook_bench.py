@@ -49,10 +49,16 @@ from bench._common import machine_summary  # noqa: E402
 TARGET = 50_000
 BATCH = 1000
 PLAIN_JSON = {"key.converter.schemas.enable": "false", "value.converter.schemas.enable": "false"}
+# Webhook senders authenticate: the connectors check this token themselves (as a sender's
+# would be checked), and the stand-in server requires it as its REST credential.
+WEBHOOK_TOKEN = "bench-webhook-token"
+AUTH = {"Authorization": f"Bearer {WEBHOOK_TOKEN}"}
 CONNECTORS = [
-    ("bench-json", "http-webhook, JsonConverter (schemas off)", PLAIN_JSON),
+    ("bench-json", "http-webhook, JsonConverter (schemas off)",
+     {**PLAIN_JSON, "webhook.auth.token": WEBHOOK_TOKEN}),
     ("bench-text", "http-webhook, webhook.value.format=text + StringConverter",
-     {"webhook.value.format": "text", "value.converter": "StringConverter"}),
+     {"webhook.value.format": "text", "value.converter": "StringConverter",
+      "webhook.auth.token": WEBHOOK_TOKEN}),
 ]  # fmt: skip
 
 
@@ -156,7 +162,7 @@ def drive(port: int, path: str, requests: int, clients: int) -> tuple[float, lis
 
     def client() -> None:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        headers = {"Content-Type": "application/x-ndjson"}
+        headers = {"Content-Type": "application/x-ndjson", **AUTH}
         while True:
             with lock:
                 n = next(counter, None)
@@ -248,7 +254,9 @@ def serve_baseline(port: int) -> None:
         def connectors(self) -> list[str]:
             return ["bench"]
 
-    config = WorkerConfig.from_mapping({"bootstrap.servers": "127.0.0.1:9"})
+    config = WorkerConfig.from_mapping(
+        {"bootstrap.servers": "127.0.0.1:9", "rest.auth.token": WEBHOOK_TOKEN}
+    )
     server = RestServer(create_app(Herder(), config), "127.0.0.1", port)
     server.start()
     threading.Event().wait()
@@ -329,7 +337,7 @@ def table(rows: list[Row], args: Any, summary: str, load: tuple[float, float]) -
 def _post_ok(port: int, path: str) -> bool:
     try:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-        conn.request("POST", path, body=b"{}", headers={"Content-Type": "application/json"})
+        conn.request("POST", path, body=b"{}", headers={"Content-Type": "application/json", **AUTH})
         ok = conn.getresponse().status == 200
         conn.close()
         return ok

@@ -1,1 +1,2 @@
-"""The Connect-style runtime (connectors, tasks, workers, REST API). Not built yet."""
+"""The Connect-style hub: the plugin contract (``api``), built-in plugins (``plugins``,
+``converters``, ``transforms``), the runtime, managed pipelines and the REST API."""

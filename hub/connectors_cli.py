@@ -8,6 +8,7 @@ an invalid config, and a hint naming the next command to run; never a traceback.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+
+from sluice.terminal import escape, out, success, table
+from sluice.terminal import fail as _fail
 
 if TYPE_CHECKING:
     from hub.rest.client import ConnectClient, ConnectClientError
@@ -30,18 +31,20 @@ connectors_app = typer.Typer(
     help="List, create, configure, control and delete connectors (REST API client).",
     no_args_is_help=True,
 )
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
-
 UrlOpt = typer.Option(
     DEFAULT_URL, "--url", envvar="SLUICE_REST_URL", help="The hub's REST API; env SLUICE_REST_URL."
 )
 TokenOpt = typer.Option(
-    None, "--token", envvar="SLUICE_REST_TOKEN", help="Bearer token (rest.auth.token)."
+    None,
+    "--token",
+    envvar="SLUICE_REST_TOKEN",
+    help="Bearer token (rest.auth.token). Default: the hub's generated token, read from "
+    "$SLUICE_REST_TOKEN_FILE, $SLUICE_DATA_DIR/hub.token or ./data/hub.token (local hubs).",
 )
 UserOpt = typer.Option(
     None, "--user", envvar="SLUICE_REST_BASIC", help="USER:PASSWORD for basic auth."
 )
+NameArg = typer.Argument(..., help="The connector's name.")
 _STATE_STYLE = {"RUNNING": "green", "FAILED": "red", "PAUSED": "yellow", "STOPPED": "yellow"}
 
 
@@ -50,13 +53,7 @@ def fail(
 ) -> NoReturn:
     if errors:  # the message repeats every field's reasons; list them one per line instead
         message = f"invalid configuration: {len(errors)} field(s) rejected"
-    err.print(f"[red]error:[/red] {escape(message)}")
-    for field, reasons in (errors or {}).items():
-        for reason in reasons:
-            err.print(f"  [bold]{escape(field)}[/bold]: {escape(reason)}")
-    if hint:
-        err.print(f"[dim]hint:[/dim] {escape(hint)}")
-    raise typer.Exit(1)
+    _fail(message, hint, details=errors)
 
 
 @contextmanager
@@ -65,7 +62,13 @@ def rest(
 ) -> Iterator[ConnectClient]:
     """A client whose errors end the command with a message and a hint."""
     from hub.rest.client import ConnectClient, ConnectClientError
+    from hub.rest.token_file import TokenFileError, local_token
 
+    if not token and not user:
+        try:
+            token = local_token(url, os.environ.get("SLUICE_REST_TOKEN_FILE"))
+        except TokenFileError as exc:
+            fail(str(exc), "set SLUICE_REST_TOKEN_FILE to the hub's <data dir>/hub.token")
     client = ConnectClient(url, token=token, basic=user)
     try:
         yield client
@@ -79,7 +82,11 @@ def _hint(exc: ConnectClientError, url: str, name: str | None) -> str | None:
     if exc.status == 0:
         return "start a hub with `sluice up`, or point --url (env SLUICE_REST_URL) at one"
     if exc.status == 401:
-        return "pass --token (SLUICE_REST_TOKEN) or --user USER:PASSWORD (SLUICE_REST_BASIC)"
+        return (
+            "pass --token (SLUICE_REST_TOKEN) or --user USER:PASSWORD (SLUICE_REST_BASIC); "
+            "for a hub started with `sluice up`, set SLUICE_DATA_DIR to its --data-dir or "
+            "SLUICE_REST_TOKEN_FILE to its hub.token"
+        )
     if exc.status == 404 and name:
         return "see the connectors with `sluice connectors list`"
     if exc.status == 409 and "STOPPED" in exc.message and name:
@@ -112,6 +119,19 @@ def _read_json(path: str) -> Any:
         fail(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
 
 
+def _connector_file(file: str, name: str | None) -> tuple[str, dict[str, Any]]:
+    """(name, config) of a ``{"name", "config"}`` or flat-config JSON file; exits if unnamed."""
+    body = _read_json(file)
+    if not isinstance(body, dict):
+        fail(f"{file} must hold a JSON object")
+    nested = body.get("config")
+    config: dict[str, Any] = nested if isinstance(nested, dict) else body
+    chosen = name or body.get("name") or config.get("name")
+    if not chosen:
+        fail(f"{file} names no connector", 'add "name" to the file or pass --name NAME')
+    return str(chosen), {k: v for k, v in config.items() if k != "name" or v == chosen}
+
+
 def _task_summary(tasks: list[dict[str, Any]]) -> str:
     if not tasks:
         return "0"
@@ -129,18 +149,18 @@ def list_(url: str = UrlOpt, token: str | None = TokenOpt, user: str | None = Us
     if not expanded:
         out.print("no connectors; create one with `sluice connectors create FILE.json`")
         return
-    table = Table("NAME", "TYPE", "CLASS", "STATE", "TASKS")
+    rows = table("name", "type", "class", "state", "tasks")
     for name, entry in sorted(expanded.items()):
         status = entry.get("status") or {}
         info = entry.get("info") or {}
-        table.add_row(
+        rows.add_row(
             escape(name),
             info.get("type") or status.get("type", "?"),
             escape(str(info.get("config", {}).get("connector.class", "?"))),
             _state(status.get("connector", {}).get("state", "?")),
             _task_summary(status.get("tasks", [])),
         )
-    out.print(table)
+    out.print(rows)
 
 
 @connectors_app.command()
@@ -154,18 +174,9 @@ def create(
     user: str | None = UserOpt,
 ) -> None:
     """Create a connector from a JSON file, as POSTed to Kafka Connect."""
-    body = _read_json(file)
-    if not isinstance(body, dict):
-        fail(f"{file} must hold a JSON object")
-    nested = body.get("config")
-    config: dict[str, Any] = nested if isinstance(nested, dict) else body
-    chosen = name or body.get("name") or config.get("name")
-    if not chosen:
-        fail(f"{file} names no connector", 'add "name" to the file or pass --name NAME')
+    chosen, config = _connector_file(file, name)
     with rest(url, token, user, chosen) as client:
-        info = client.create(
-            chosen, {k: v for k, v in config.items() if k != "name" or v == chosen}
-        )
+        info = client.create(chosen, config)
     tasks = len(info.get("tasks", []))
     kind = info.get("type", "?")
     out.print(f"created connector [bold]{escape(chosen)}[/bold] ({kind}, {tasks} task(s))")
@@ -173,7 +184,7 @@ def create(
 
 @connectors_app.command()
 def config(
-    name: str,
+    name: str = NameArg,
     set_: list[str] = typer.Option([], "--set", help="KEY=VALUE to change, repeatable."),
     unset: list[str] = typer.Option([], "--unset", help="KEY to remove, repeatable."),
     url: str = UrlOpt,
@@ -193,7 +204,7 @@ def config(
             _print_json(client.config(name))
             return
         client.patch_config(name, patch)
-    out.print(f"updated connector [bold]{escape(name)}[/bold]: {', '.join(patch)}")
+    out.print(f"updated connector [bold]{escape(name)}[/bold]: {escape(', '.join(patch))}")
 
 
 def _print_status(status: dict[str, Any], traces: bool) -> None:
@@ -204,22 +215,22 @@ def _print_status(status: dict[str, Any], traces: bool) -> None:
     )
     if connector.get("trace"):
         out.print(escape(connector["trace"] if traces else connector["trace"].splitlines()[0]))
-    table = Table("TASK", "STATE", "WORKER", "ERROR")
+    rows = table("task", "state", "worker", "error")
     for task in status.get("tasks", []):
         trace = task.get("trace") or ""
-        table.add_row(
+        rows.add_row(
             str(task.get("id")),
             _state(task.get("state", "?")),
             escape(task.get("worker_id", "")),
             escape(trace if traces else (trace.strip().splitlines() or [""])[-1]),
         )
     if status.get("tasks"):
-        out.print(table)
+        out.print(rows)
 
 
 @connectors_app.command()
 def status(
-    name: str,
+    name: str = NameArg,
     trace: bool = typer.Option(False, "--trace", help="Show whole stack traces."),
     url: str = UrlOpt,
     token: str | None = TokenOpt,
@@ -232,7 +243,10 @@ def status(
 
 def _lifecycle(verb: str, done: str) -> None:
     def command(
-        name: str, url: str = UrlOpt, token: str | None = TokenOpt, user: str | None = UserOpt
+        name: str = NameArg,
+        url: str = UrlOpt,
+        token: str | None = TokenOpt,
+        user: str | None = UserOpt,
     ) -> None:
         with rest(url, token, user, name) as client:
             client.action(name, verb)
@@ -249,7 +263,7 @@ _lifecycle("stop", "stopped")
 
 @connectors_app.command()
 def restart(
-    name: str,
+    name: str = NameArg,
     include_tasks: bool = typer.Option(False, "--include-tasks", help="Restart its tasks too."),
     only_failed: bool = typer.Option(False, "--only-failed", help="Only what has FAILED."),
     task: int | None = typer.Option(None, "--task", help="Restart only this task."),
@@ -271,7 +285,7 @@ def restart(
 
 @connectors_app.command()
 def offsets(
-    name: str,
+    name: str = NameArg,
     reset: bool = typer.Option(False, "--reset", help="Delete all offsets (connector STOPPED)."),
     set_file: str | None = typer.Option(
         None, "--set", help='JSON file: {"offsets": [{"partition", "offset"}]} or the list.'
@@ -289,21 +303,71 @@ def offsets(
         fail(f'{set_file} must hold {{"offsets": [...]}} or a JSON list')
     with rest(url, token, user, name) as client:
         if reset:
-            out.print(client.reset_offsets(name) or "offsets reset")
+            success(client.reset_offsets(name) or "offsets reset")
         elif entries is not None:
-            out.print(client.alter_offsets(name, entries) or "offsets altered")
+            success(client.alter_offsets(name, entries) or "offsets altered")
         else:
             _print_json(client.offsets(name))
 
 
 @connectors_app.command()
 def delete(
-    name: str, url: str = UrlOpt, token: str | None = TokenOpt, user: str | None = UserOpt
+    name: str = NameArg, url: str = UrlOpt, token: str | None = TokenOpt, user: str | None = UserOpt
 ) -> None:
     """Delete a connector: stop its tasks and drop its config."""
     with rest(url, token, user, name) as client:
         client.delete(name)
     out.print(f"deleted connector [bold]{escape(name)}[/bold]")
+
+
+@connectors_app.command()
+def validate(
+    file: str = typer.Argument(
+        ..., help='JSON file ({"name", "config"} or a flat config); - = stdin.'
+    ),
+    name: str | None = typer.Option(None, "--name", help="Name when the file does not give one."),
+    url: str = UrlOpt,
+    token: str | None = TokenOpt,
+    user: str | None = UserOpt,
+) -> None:
+    """Check a connector config without creating it: one line per rejected key, exit 1."""
+    chosen, config = _connector_file(file, name)
+    config["name"] = chosen  # Connect validates the name too
+    plugin = config.get("connector.class")
+    if not plugin:
+        fail(f"{file} has no connector.class", "add the plugin's class or alias to the config")
+    with rest(url, token, user) as client:
+        result = client.validate(str(plugin), {k: str(v) for k, v in config.items()})
+    errors = {
+        entry["value"]["name"]: list(entry["value"]["errors"])
+        for entry in result.get("configs", [])
+        if entry.get("value", {}).get("errors")
+    }
+    if errors:
+        _fail(f"{file}: {len(errors)} key(s) rejected", details=errors)
+    success(f"{file}: valid {plugin} config for {chosen} ({len(config)} keys)")
+
+
+@connectors_app.command()
+def plugins(
+    all_plugins: bool = typer.Option(
+        False, "--all", help="Also list transforms, converters and predicates."
+    ),
+    url: str = UrlOpt,
+    token: str | None = TokenOpt,
+    user: str | None = UserOpt,
+) -> None:
+    """The plugins the hub has installed: class, type, version."""
+    with rest(url, token, user) as client:
+        found = client.plugins(connectors_only=not all_plugins)
+    rows = table("class", "type", "version")
+    for plugin in sorted(found, key=lambda p: (str(p.get("type")), str(p.get("class")))):
+        rows.add_row(
+            escape(str(plugin.get("class", "?"))),
+            str(plugin.get("type", "?")),
+            escape(str(plugin.get("version", ""))),
+        )
+    out.print(rows)
 
 
 def register(app: typer.Typer) -> None:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 import time
 
 _RESERVED = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
+_DIGITS = re.compile(r"\d+")
 
 
 class KeyValueFormatter(logging.Formatter):
@@ -48,3 +50,52 @@ def setup_logging(default_level: str = "WARNING", level: str | None = None) -> N
     handler._sluice = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(chosen)
+
+
+LIBRDKAFKA_LOGGER = "librdkafka"
+LIBRDKAFKA_REPEAT_S = 60.0  # one line per distinct librdkafka message (digits aside) per minute
+_SEEN_MAX = 1024
+
+
+class _LibrdkafkaFilter(logging.Filter):
+    """Throttles and demotes what librdkafka (confluent-kafka's C core) logs through us.
+
+    librdkafka repeats a failing connection's error on every reconnect attempt (hundreds of
+    lines a minute against a broker that is down or being stopped) and rates a dropped
+    connection ERROR although the client retries it and reports real failures through its
+    own callbacks and exceptions. So: its warnings and errors become WARNING, its notices
+    DEBUG, and one message (with numbers masked: ports, ids, milliseconds) is let through once
+    per ``LIBRDKAFKA_REPEAT_S``. Thread-safe enough: a lost race prints one line twice.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: dict[str, float] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        level = logging.WARNING if record.levelno >= logging.WARNING else logging.DEBUG
+        record.levelno, record.levelname = level, logging.getLevelName(level)
+        if not logging.getLogger(record.name).isEnabledFor(level):
+            return False
+        key = _DIGITS.sub("#", record.getMessage())
+        now = time.monotonic()
+        last = self._seen.get(key)
+        if last is not None and now - last < LIBRDKAFKA_REPEAT_S:
+            return False
+        if len(self._seen) >= _SEEN_MAX:
+            self._seen.clear()
+        self._seen[key] = now
+        return True
+
+
+def librdkafka_logger() -> logging.Logger:
+    """The logger to pass as confluent-kafka's ``logger`` setting (throttled, demoted).
+
+    With it, librdkafka's lines reach our key=value handler instead of raw ``%3|...`` lines on
+    stderr, and only when the client is polled, so a client that is done (and no longer
+    polled) stays quiet while the broker it used goes away.
+    """
+    logger = logging.getLogger(LIBRDKAFKA_LOGGER)
+    if not any(isinstance(f, _LibrdkafkaFilter) for f in logger.filters):
+        logger.addFilter(_LibrdkafkaFilter())
+    return logger

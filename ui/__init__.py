@@ -1,5 +1,5 @@
-"""Sluice's web console: static pages served by the hub under ``/ui``, and the broker-data
-helpers behind ``/console/api`` (``hub/rest/console.py``).
+"""Sluice's web console: static pages served by the hub under ``/ui``, and their backend
+``/console/api`` (``ui/console_api.py``, over the ``kafka_admin`` layer).
 
 The pages are plain HTML, CSS and ES modules in ``ui/static`` with no build step and no CDN, so
 an installed wheel serves a working console offline. Broker data (topics, messages, groups,

@@ -18,35 +18,38 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from kio.schema.errors import ErrorCode
 
+from broker.background import FailureTracker, TaskFailure
+from broker.coordinator._txn_offsets import MAX_METADATA_BYTES, TxnOffsetsMixin
 from broker.coordinator.group import Group, GroupDescription, GroupState
 from broker.coordinator.group_manager import GroupManager, JoinRequest
 from broker.coordinator.group_store import GroupStore
 from broker.coordinator.member import JoinResult, SyncResult
 from broker.coordinator.offset_manager import OffsetManager, TopicPartition
-from broker.coordinator.offsets_topic import TOPIC, OffsetsTopic
+from broker.coordinator.offsets_topic import TOPIC, OffsetsTopic, TxnMarkerSeen
 from broker.coordinator.rebalance import GroupConfig
 from broker.coordinator.records import GroupKey, OffsetValue
 from broker.errors import BrokerError
 
 if TYPE_CHECKING:
     from broker.config import BrokerConfig
+    from broker.coordinator.offsets_topic import ReplicatedOffsets
     from broker.log.log_manager import LogManager
 
 log = logging.getLogger(__name__)
 
-MAX_METADATA_BYTES = 4096
-"""``offset.metadata.max.bytes``: longer commit metadata gets OFFSET_METADATA_TOO_LARGE."""
+EXPIRY_RETRY_MS = (60_000, 300_000, 600_000)
 
 
 def wall_clock_ms() -> int:
     return int(time.time() * 1000)
 
 
-class GroupCoordinator:
+class GroupCoordinator(TxnOffsetsMixin):
     """Consumer groups and committed offsets of this broker (it coordinates every group)."""
 
     def __init__(
@@ -56,10 +59,14 @@ class GroupCoordinator:
         *,
         clock: Callable[[], int] = wall_clock_ms,
         tick_interval_ms: int = 100,
+        replicated: ReplicatedOffsets | None = None,
     ) -> None:
         self._clock = clock
         self._tick_s = tick_interval_ms / 1000
-        self.topic = OffsetsTopic(logs, getattr(config, "offsets_topic_num_partitions", 1))
+        self.replicated = replicated
+        self.topic = OffsetsTopic(
+            logs, getattr(config, "offsets_topic_num_partitions", 1), replicated
+        )
         self.store = GroupStore(self.topic, clock)
         self.offsets = OffsetManager(self.topic)
         self.groups = GroupManager(
@@ -77,23 +84,74 @@ class GroupCoordinator:
         self._retention_check_ms = getattr(config, "offsets_retention_check_interval_ms", 600_000)
         self._next_retention_check = clock() + self._retention_check_ms
         self._task: asyncio.Task[None] | None = None
+        self._expiry_failures = FailureTracker(
+            "offset expiry", EXPIRY_RETRY_MS, logger=log, unit="group"
+        )
         self.active = False
 
     async def start(self) -> None:
-        """Creates or replays ``__consumer_offsets``, then starts expiring sessions."""
-        self.topic.open()
-        self.load()
+        """Creates or replays ``__consumer_offsets``, then starts expiring sessions.
+
+        Cluster mode (``replicated``): nothing is loaded here; each offsets partition is loaded
+        when this broker becomes its leader (:meth:`load_partition`) and dropped when it stops
+        leading it (:meth:`unload_partition`), so a group lives on exactly one broker.
+        """
+        if self.replicated is None:
+            self.topic.open()
+            self.load()
         self.active = True
         self._task = asyncio.get_running_loop().create_task(self._run(), name="group-expiry")
 
-    def load(self) -> None:
+    def owns(self, group_id: str) -> bool:
+        """Whether this broker coordinates the group (always, on a single node)."""
+        if self.replicated is None:
+            return True
+        if self.topic.partitions == 0:
+            self.topic.partitions = self.replicated.partition_count()
+            if self.topic.partitions == 0:
+                return False
+        return self.replicated.coordinates(self.topic.partition_for(group_id))
+
+    def load_partition(self, partition: int) -> None:
+        """Cluster mode: this broker now leads offsets partition ``partition``."""
+        self.topic.partitions = max(self.topic.partitions, self.replicated_count())
+        self.load([partition])
+
+    def replicated_count(self) -> int:
+        return self.replicated.partition_count() if self.replicated is not None else 0
+
+    def unload_partition(self, partition: int) -> None:
+        """Cluster mode: another broker leads ``partition`` now; forget its groups."""
+        dropped = 0
+        for group_id in list(self.groups.groups):
+            if self.topic.partition_for(group_id) != partition:
+                continue
+            group = self.groups.groups.pop(group_id)
+            for member in group.members.values():
+                member.complete_join(JoinResult(ErrorCode.not_coordinator, member.member_id))
+                member.complete_sync(SyncResult(ErrorCode.not_coordinator))
+            dropped += 1
+        self.offsets.forget_groups(
+            g for g in self.offsets.groups() if self.topic.partition_for(g) == partition
+        )
+        log.info("unloaded %d groups of %s-%d", dropped, TOPIC, partition)
+
+    async def wait_durable(self, group_id: str) -> ErrorCode:
+        """Cluster mode: waits until the group's last write is replicated (acks=all)."""
+        if self.replicated is None:
+            return ErrorCode.none
+        return await self.replicated.wait(self.topic.partition_for(group_id))
+
+    def load(self, partitions: Iterable[int] | None = None) -> None:
         """Replays the topic: offsets into the OffsetManager, newest metadata per group."""
         metadata: dict[str, bytes | None] = {}
-        for key, value in self.topic.replay():
-            if isinstance(key, GroupKey):
-                metadata[key.group] = value
+        for item in self.topic.replay(partitions):
+            if isinstance(item, TxnMarkerSeen):
+                self.offsets.complete_transaction(item.producer_id, item.partition, item.commit)
+            elif isinstance(item.key, GroupKey):
+                metadata[item.key.group] = item.value
             else:
-                self.offsets.load_record(key, value)
+                self.offsets.load_record(item.key, item.value, item.offset, item.producer_id)
         for group_id, raw in metadata.items():
             if raw is None:
                 continue
@@ -150,24 +208,36 @@ class GroupCoordinator:
                 del self.groups.groups[group_id]
 
     def _expire_offsets(self, now: int) -> None:
-        """Drops expired offsets of empty groups, then empty groups left with no offsets."""
+        """Drops expired offsets of empty groups, then empty groups left with no offsets.
+
+        Group by group: one whose expiry fails is logged, retried later and listed by
+        ``background_failures``; the others are still expired.
+        """
+        tracker = self._expiry_failures
         for group_id, group in list(self.groups.groups.items()):
             if group.state is not GroupState.EMPTY or not group.is_empty:
                 continue
-            since = group.state_timestamp if group.protocol_type else None
-            try:
-                self.offsets.expire(group_id, now, self._retention_ms, since)
-            except BrokerError as exc:
-                log.error("group %s: expiring offsets failed: %s", group_id, exc)
-                continue
-            if not self.offsets.has_offsets(group_id):
-                self._delete(group)
+            tracker.run(group_id, now, partial(self._expire_group, group, now))
+        tracker.retain(self.groups.groups)
+
+    def _expire_group(self, group: Group, now: int) -> int:
+        since = group.state_timestamp if group.protocol_type else None
+        removed = self.offsets.expire(group.group_id, now, self._retention_ms, since)
+        if not self.offsets.has_offsets(group.group_id):
+            self._delete(group)
+        return removed
+
+    def background_failures(self) -> list[TaskFailure]:
+        """Groups whose session or offset expiry is failing now (for metrics/status)."""
+        return [*self.groups.tick_failures.failures(), *self._expiry_failures.failures()]
 
     # -- membership ----------------------------------------------------------------------
 
     async def join_group(self, request: JoinRequest) -> JoinResult:
         if not self.active:
             return JoinResult(ErrorCode.coordinator_not_available, request.member_id)
+        if not self.owns(request.group_id):
+            return JoinResult(ErrorCode.not_coordinator, request.member_id)
         return await self.groups.join(request)
 
     async def sync_group(
@@ -182,6 +252,8 @@ class GroupCoordinator:
     ) -> SyncResult:
         if not self.active:
             return SyncResult(ErrorCode.coordinator_not_available)
+        if not self.owns(group_id):
+            return SyncResult(ErrorCode.not_coordinator)
         return await self.groups.sync(
             group_id,
             generation,
@@ -197,6 +269,8 @@ class GroupCoordinator:
     ) -> ErrorCode:
         if not self.active:
             return ErrorCode.coordinator_not_available
+        if not self.owns(group_id):
+            return ErrorCode.not_coordinator
         return self.groups.heartbeat(group_id, member_id, group_instance_id, generation)
 
     def leave_group(
@@ -204,6 +278,8 @@ class GroupCoordinator:
     ) -> list[ErrorCode]:
         if not self.active:
             return [ErrorCode.coordinator_not_available] * len(members)
+        if not self.owns(group_id):
+            return [ErrorCode.not_coordinator] * len(members)
         return self.groups.leave(group_id, members)
 
     # -- offsets -------------------------------------------------------------------------
@@ -233,6 +309,8 @@ class GroupCoordinator:
         """Validates and durably stores a commit; one error code per partition."""
         if not self.active:
             return dict.fromkeys(offsets, ErrorCode.coordinator_not_available)
+        if not self.owns(group_id):
+            return dict.fromkeys(offsets, ErrorCode.not_coordinator)
         error = self._validate_commit(group_id, generation, member_id, group_instance_id)
         if error is not ErrorCode.none:
             return dict.fromkeys(offsets, error)
@@ -256,6 +334,8 @@ class GroupCoordinator:
     ) -> tuple[ErrorCode, dict[TopicPartition, OffsetValue | None]]:
         if not self.active:
             return ErrorCode.coordinator_not_available, {}
+        if not self.owns(group_id):
+            return ErrorCode.not_coordinator, {}
         return ErrorCode.none, self.offsets.fetch(group_id, partitions)
 
     def delete_offsets(
@@ -265,6 +345,8 @@ class GroupCoordinator:
         group = self.groups.groups.get(group_id)
         if not self.active:
             return ErrorCode.coordinator_not_available, {}
+        if not self.owns(group_id):
+            return ErrorCode.not_coordinator, {}
         if group is None or group.state is GroupState.DEAD:
             return ErrorCode.group_id_not_found, {}
         subscribed: set[str] = set()
@@ -297,7 +379,8 @@ class GroupCoordinator:
         return [
             (g.group_id, g.protocol_type or "", g.state.value)
             for g in self.groups.groups.values()
-            if not wanted_states or g.state.value.lower() in wanted_states
+            if (not wanted_states or g.state.value.lower() in wanted_states)
+            and self.owns(g.group_id)
         ]
 
     def describe_group(self, group_id: str) -> GroupDescription | None:
@@ -312,6 +395,8 @@ class GroupCoordinator:
             group = self.groups.groups.get(group_id)
             if not self.active:
                 results[group_id] = ErrorCode.coordinator_not_available
+            elif not self.owns(group_id):
+                results[group_id] = ErrorCode.not_coordinator
             elif group is None or group.state is GroupState.DEAD:
                 results[group_id] = ErrorCode.group_id_not_found
             elif group.state is not GroupState.EMPTY or not group.is_empty:

@@ -13,7 +13,8 @@ fenced).
 
 Timing is driven from outside: :meth:`GroupManager.tick` is called by the coordinator's
 background task, and every deadline is computed from the injected clock, so tests advance a
-fake clock instead of sleeping.
+fake clock instead of sleeping. A group whose tick raises is logged by id, retried on a
+schedule and listed in ``tick_failures``; the other groups' sessions still expire.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ import logging
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from kio.schema.errors import ErrorCode
 
+from broker.background import FailureTracker
 from broker.coordinator.group import Group, GroupState
 from broker.coordinator.group_store import GroupStore
 from broker.coordinator.member import JoinResult, Member, SyncResult
@@ -33,6 +36,7 @@ from broker.coordinator.rebalance import GroupConfig, Rebalancer
 
 log = logging.getLogger(__name__)
 
+TICK_RETRY_MS = (1_000, 5_000, 30_000, 60_000)
 PREPARING, COMPLETING = GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE
 STABLE, EMPTY, DEAD = GroupState.STABLE, GroupState.EMPTY, GroupState.DEAD
 
@@ -61,6 +65,7 @@ class GroupManager:
         self.groups: dict[str, Group] = {}
         self._clock = clock
         self.rebalance = Rebalancer(config, store, clock)
+        self.tick_failures = FailureTracker("group expiry", TICK_RETRY_MS, logger=log, unit="group")
 
     def get_or_create(self, group_id: str) -> Group:
         group = self.groups.get(group_id)
@@ -306,24 +311,30 @@ class GroupManager:
         """Expires sessions, pending member ids and rebalance deadlines as of now."""
         now = self._clock()
         for group in list(self.groups.values()):
-            for member_id in group.expired_pending(now):
-                del group.pending_members[member_id]
-                log.info("group %s: pending member %s never rejoined", group.group_id, member_id)
-            expired = [
-                m
-                for m in group.expired_members(now)
-                if self.rebalance.remove(group, m, "session expired")
-            ]
-            if expired:
-                self.rebalance.after_removal(group, f"session of {', '.join(expired)} expired")
-            if group.state is COMPLETING and now >= group.sync_deadline:
-                self.rebalance.expire_sync(group)
-            if group.state is PREPARING and group.rebalance_deadline is not None:
-                if now >= group.rebalance_deadline:
-                    group.initial_rebalance = False
-                    self.rebalance.complete_join(group)
-                else:
-                    self.rebalance.maybe_complete_join(group)
+            self.tick_failures.run(group.group_id, now, partial(self._tick_group, group, now))
+        self.tick_failures.retain(self.groups)
+
+    def _tick_group(self, group: Group, now: int) -> int:
+        """One group's deadlines; a failure stays with this group (see ``tick``)."""
+        for member_id in group.expired_pending(now):
+            del group.pending_members[member_id]
+            log.info("group %s: pending member %s never rejoined", group.group_id, member_id)
+        expired = [
+            m
+            for m in group.expired_members(now)
+            if self.rebalance.remove(group, m, "session expired")
+        ]
+        if expired:
+            self.rebalance.after_removal(group, f"session of {', '.join(expired)} expired")
+        if group.state is COMPLETING and now >= group.sync_deadline:
+            self.rebalance.expire_sync(group)
+        if group.state is PREPARING and group.rebalance_deadline is not None:
+            if now >= group.rebalance_deadline:
+                group.initial_rebalance = False
+                self.rebalance.complete_join(group)
+            else:
+                self.rebalance.maybe_complete_join(group)
+        return 0
 
 
 def _why(req: JoinRequest) -> str:

@@ -6,6 +6,10 @@ null value (tombstone) deletes the key, which is exactly what log compaction kee
 topic stays about as large as the live state. A group always maps to the same partition
 (Kafka's ``abs(javaHashCode(group)) % partitions``), so its records stay in commit order.
 
+Transactional offsets (TxnOffsetCommit) are appended as a transactional batch of the
+producer; the transaction's marker in the same partition later commits or drops them, on the
+live path (``GroupCoordinator.complete_transaction``) and on replay alike (``TxnMarkerSeen``).
+
 Crash behaviour: a commit is acknowledged only after its batch is appended; the append goes
 to the page cache, which survives the broker process being killed. Loading replays every
 partition from its log start, so whatever the log's recovery kept is exactly the state
@@ -20,12 +24,16 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, NamedTuple, Protocol
+
+from kio.schema.errors import ErrorCode
 
 from broker.coordinator.records import GroupKey, OffsetKey, decode_key, encode_key
-from broker.errors import UnknownTopicOrPartitionError
-from broker.log.records import Record, build_batch, decode_batches
+from broker.errors import BrokerError, UnknownTopicOrPartitionError
+from broker.log.batch import iter_batches
+from broker.log.markers import read_marker
+from broker.log.records import DecodedBatch, Record, build_batch, decode_batches
 
 if TYPE_CHECKING:
     from broker.log.log_manager import LogManager
@@ -51,12 +59,50 @@ def partition_for(group_id: str, partitions: int) -> int:
     return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
+class ReplayRecord(NamedTuple):
+    """One keyed record of ``__consumer_offsets`` in log order."""
+
+    key: OffsetKey | GroupKey
+    value: bytes | None
+    offset: int
+    producer_id: int  # the transaction's producer (TxnOffsetCommit); -1 if not transactional
+
+
+class TxnMarkerSeen(NamedTuple):
+    """A transaction marker in an offsets partition: that producer's pending offsets there
+    become committed (``commit``) or are dropped."""
+
+    partition: int
+    producer_id: int
+    commit: bool
+
+
+class ReplicatedOffsets(Protocol):
+    """Cluster mode's replicated ``__consumer_offsets`` (``broker.cluster.groups``)."""
+
+    def coordinates(self, partition: int) -> bool:
+        """Whether this broker leads (and has loaded) that offsets partition."""
+
+    def partition_count(self) -> int:
+        """The topic's partition count in the cluster (0 before it exists)."""
+
+    def append(self, partition: int, batch: bytes) -> int:
+        """Appends as leader (raises a BrokerError when not leading); the batch's last offset."""
+
+    async def wait(self, partition: int) -> ErrorCode:
+        """Waits until every append so far to ``partition`` is replicated to the ISR."""
+
+
 class OffsetsTopic:
     """Creates, replays and appends to ``__consumer_offsets`` through the LogManager."""
 
-    def __init__(self, logs: LogManager, default_partitions: int) -> None:
+    def __init__(
+        self, logs: LogManager, default_partitions: int,
+        replicated: ReplicatedOffsets | None = None,
+    ) -> None:  # fmt: skip
         self._logs = logs
         self._default_partitions = max(1, default_partitions)
+        self._replicated = replicated
         self.partitions = 0
 
     def open(self) -> None:
@@ -72,9 +118,12 @@ class OffsetsTopic:
     def partition_for(self, group_id: str) -> int:
         return partition_for(group_id, self.partitions)
 
-    def replay(self) -> Iterator[tuple[OffsetKey | GroupKey, bytes | None]]:
-        """Yields every (key, value) in log order per partition; unknown keys are skipped."""
-        for partition in range(self.partitions):
+    def replay(
+        self, partitions: Iterable[int] | None = None
+    ) -> Iterator[ReplayRecord | TxnMarkerSeen]:
+        """Every keyed record and transaction marker in log order per partition; unknown keys
+        are skipped."""
+        for partition in range(self.partitions) if partitions is None else partitions:
             try:
                 plog = self._logs.log(TOPIC, partition)
             except UnknownTopicOrPartitionError:
@@ -86,10 +135,21 @@ class OffsetsTopic:
                     break
                 data = b"".join(bytes(c) for c in result.chunks)
                 next_offset = offset
-                for batch in decode_batches(data):
-                    next_offset = max(next_offset, batch.last_offset + 1)
-                    if batch.is_control:
+                for pos, header in iter_batches(data):
+                    next_offset = max(next_offset, header.last_offset + 1)
+                    if header.last_offset < offset:
                         continue
+                    raw = data[pos : pos + header.size]
+                    if header.is_control:
+                        if header.producer_id >= 0:
+                            marker = _marker(raw, partition)
+                            if marker is not None:
+                                yield TxnMarkerSeen(partition, header.producer_id, marker)
+                        continue
+                    batch = _decode(raw, partition)
+                    if batch is None:
+                        continue
+                    pid = batch.producer_id if batch.is_transactional else -1
                     for rec in batch.records:
                         if rec.offset < offset or rec.key is None:
                             continue
@@ -103,26 +163,62 @@ class OffsetsTopic:
                                 rec.offset,
                             )
                             continue
-                        yield key, rec.value
+                        yield ReplayRecord(key, rec.value, rec.offset, pid)
                 if next_offset <= offset:
                     break
                 offset = next_offset
 
     def append(
-        self, group_id: str, entries: Sequence[tuple[OffsetKey | GroupKey, bytes | None]]
-    ) -> None:
-        """Appends the entries of one group as one batch (all or nothing).
+        self,
+        group_id: str,
+        entries: Sequence[tuple[OffsetKey | GroupKey, bytes | None]],
+        producer: tuple[int, int] | None = None,
+    ) -> int:
+        """Appends the entries of one group as one batch (all or nothing); returns the
+        batch's last offset (-1 if there was nothing to write).
 
-        Raises the storage's BrokerError if the append fails; callers turn it into the
-        error code of the request that caused the write.
+        ``producer`` (id, epoch) makes it a transactional batch of that producer
+        (TxnOffsetCommit): the partition then tracks the transaction until its marker.
+        Raises the storage's BrokerError if the append fails (a fenced producer epoch
+        included); callers turn it into the error code of the request that caused the write.
         """
         if not entries:
-            return
+            return -1
         now = int(time.time() * 1000)
         records = [
             Record(offset=i, timestamp=now, key=encode_key(key), value=value)
             for i, (key, value) in enumerate(entries)
         ]
+        pid, epoch = producer if producer is not None else (-1, -1)
+        batch = build_batch(
+            records, producer_id=pid, producer_epoch=epoch, is_transactional=producer is not None
+        )
+        if self._replicated is not None:
+            return self._replicated.append(self.partition_for(group_id), batch)
         plog = self._logs.log(TOPIC, self.partition_for(group_id))
-        info = plog.append(build_batch(records))
+        info = plog.append(batch)
         plog.set_high_watermark(info.last_offset + 1)
+        return info.last_offset
+
+
+def _marker(raw: bytes, partition: int) -> bool | None:
+    """A control batch's commit flag (None if unreadable: logged, skipped)."""
+    try:
+        return read_marker(raw).commit
+    except BrokerError as exc:
+        log.error(
+            "skipping an unreadable transaction marker while loading group state",
+            extra={"partition": f"{TOPIC}-{partition}", "error": str(exc)},
+        )
+        return None
+
+
+def _decode(raw: bytes, partition: int) -> DecodedBatch | None:
+    try:
+        return next(decode_batches(raw))
+    except BrokerError as exc:
+        log.error(
+            "skipping an undecodable batch while loading group state",
+            extra={"partition": f"{TOPIC}-{partition}", "error": str(exc)},
+        )
+        return None

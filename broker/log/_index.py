@@ -9,7 +9,8 @@ appends are *buffered* in memory and written out on ``flush``, roll, close, or w
 reaches ``_PENDING_LIMIT`` entries. The file may therefore lag the log after a crash; that is
 safe because recovery re-scans the active segment from the last index entry and drops entries
 that point past the end of the log (see ``recovery.py``). A buffered index costs no syscall on
-the append path.
+the append path. An index holds no open descriptor between write-outs (it opens, appends and
+closes), so thousands of partitions cost no descriptors for their indexes.
 
 Thread safety: mutations happen under the owning PartitionLog's lock. Lookups run without it:
 ``append`` grows ``values`` before ``keys`` so a concurrent bisect over ``keys`` never finds an
@@ -19,6 +20,7 @@ index missing from ``values``; ``truncate`` swaps in new arrays rather than shri
 from __future__ import annotations
 
 import bisect
+import logging
 import os
 import struct
 from array import array
@@ -26,6 +28,8 @@ from pathlib import Path
 from typing import Self
 
 from broker.log._atomic import write_atomically
+
+log = logging.getLogger(__name__)
 
 _PENDING_LIMIT = 1024
 
@@ -46,7 +50,6 @@ class SparseIndex:
         self._keys = array("q")
         self._values = array("q")
         self._pending = bytearray()
-        self._fd: int | None = None
 
     @classmethod
     def load(cls, path: Path, max_bytes: int, base_offset: int = 0) -> Self:
@@ -89,7 +92,12 @@ class SparseIndex:
         keys.append(key)
         self._pending += self.ENTRY.pack(key, value)
         if len(self._pending) >= _PENDING_LIMIT * self.ENTRY.size:
-            self.write_pending()
+            try:
+                self.write_pending()
+            except OSError as exc:
+                # Called after the log write it indexes: raising would fail an append that
+                # already happened. The entries stay buffered for the next write-out.
+                log.warning("could not write index %s (kept in memory): %s", self.path, exc)
 
     def _floor(self, key: int, strict: bool = False) -> tuple[int, int] | None:
         """The entry with the largest key <= ``key`` (``< key`` if strict), or None."""
@@ -103,11 +111,12 @@ class SparseIndex:
         """Hands buffered entries to the OS (page cache)."""
         if not self._pending:
             return
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        data = bytes(self._pending)
-        self._pending.clear()
-        os.write(self._fd, data)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, self._pending)
+        finally:
+            os.close(fd)
+        self._pending.clear()  # after the write: a failed one keeps the entries for the next
 
     def truncate_entries(self, count: int) -> None:
         """Keeps the first ``count`` entries, in memory and on disk."""
@@ -130,9 +139,6 @@ class SparseIndex:
 
     def close(self) -> None:
         self.write_pending()
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
 
     def delete(self) -> None:
         self._pending.clear()

@@ -18,7 +18,6 @@ batch boundary (see ``segment``), so a concurrent append is never seen half-writ
 
 from __future__ import annotations
 
-import os
 import struct
 
 from broker.log.batch import HEADER_SIZE, LOG_OVERHEAD, peek_size
@@ -45,7 +44,7 @@ def read_batches(
     _, p = segment.offset_index.lookup(offset)
     if p >= size:
         return None
-    buf = os.pread(segment.fd, min(size, p + max(max_bytes, HEADER_SIZE)) - p, p)
+    buf = segment.pread(min(size, p + max(max_bytes, HEADER_SIZE)) - p, p)
     rel = _find_start(buf, offset)
     if rel is None:
         return _read_general(segment, offset, max_bytes, size, limit, min_one)
@@ -67,7 +66,7 @@ def read_batches(
     whole = _OFFSET_LENGTH.unpack_from(buf, rel)[1] + LOG_OVERHEAD
     if rel + whole <= len(buf):
         return memoryview(buf)[rel : rel + whole]
-    return _whole(os.pread(segment.fd, whole, start))
+    return _whole(segment.pread(whole, start))
 
 
 def _find_start(buf: bytes, offset: int) -> int | None:

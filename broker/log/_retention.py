@@ -1,9 +1,10 @@
 """The parts of PartitionLog that remove data: retention, DeleteRecords, truncation, and the
 cleaner's segment swap. Kept apart from the append/read paths to keep each file readable.
 
-All of them run under the PartitionLog lock and publish a new ``_segments`` tuple; a reader
-still holding a removed Segment keeps reading its (unlinked) inode through its own fd, which is
-closed only when that object is garbage-collected (see ``segment``).
+All of them run under the PartitionLog lock and publish a new ``_segments`` tuple; a removed
+Segment is retired first, so a reader still holding it reads its (unlinked) inode if the
+descriptor is open, or gets a retriable ``SegmentGoneError``, never another file's bytes (see
+``segment`` and ``_handles``).
 """
 
 from __future__ import annotations
@@ -139,8 +140,9 @@ class RetentionMixin:
     def swap_segment(self, old: Segment, build_dir: Path, expected_size: int) -> bool:
         """Replaces closed segment ``old`` with the cleaner's output in ``build_dir``.
 
-        Crash safety: the three files are first renamed to ``*.swap`` in the partition
-        directory, then the indexes replace theirs and the ``.log`` goes last. Recovery
+        Crash safety: the files are first renamed to ``*.swap`` in the partition directory
+        (the transaction index, if the cleaner wrote one, before the ``.log``), then the
+        indexes replace theirs and the ``.log`` goes last. Recovery
         finishes any ``.log.swap`` and rebuilds its indexes, so every crash point leaves either
         the old or the new segment. Returns False (and changes nothing) if ``old`` was deleted,
         truncated or became active meanwhile, or the log was closed.
@@ -155,9 +157,21 @@ class RetentionMixin:
             names = files.segment_files(self.directory, base)
             built = files.segment_files(build_dir, base)
             swaps = [files.with_suffix(p, files.SWAP_SUFFIX) for p in names]
+            txn_built = files.txn_index_file(build_dir, base)
+            txn_final = files.txn_index_file(self.directory, base)
+            txn_swap = files.with_suffix(txn_final, files.SWAP_SUFFIX)
+            if txn_built.exists():  # before the .log.swap: recovery pairs them
+                os.replace(txn_built, txn_swap)
             for src, swap in zip(built, swaps, strict=True):
                 os.replace(src, swap)
             old.close_indexes()
+            old.retire()  # its path is about to name the new file: never reopen it
+            if txn_swap.exists():
+                if txn_swap.stat().st_size:
+                    os.replace(txn_swap, txn_final)
+                else:
+                    txn_final.unlink(missing_ok=True)
+                    txn_swap.unlink()
             for swap, final in list(zip(swaps, names, strict=True))[::-1]:  # indexes, then log
                 os.replace(swap, final)
             fsync_dir(self.directory)

@@ -7,14 +7,25 @@ should not be handed older records of the same batch. For a LogAppendTime batch 
 carries the batch's maxTimestamp, so its base offset is the answer.
 
 Lock-free: they work on a snapshot of the segments tuple, like reads.
+
+A batch that cannot be decoded (codec library missing, corrupt compressed data) raises the
+``BrokerError`` from ``records``: the ListOffsets handler answers that partition with its error
+code, and the partition and codec are logged here (rate-limited: a consumer retrying in a loop
+costs one line per minute).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 
+from broker.errors import BrokerError
 from broker.log.records import decode_batches
 from broker.log.segment import BatchPosition, Segment
+from sluice.throttled_log import ThrottledLog
+
+log = logging.getLogger(__name__)
+_failures = ThrottledLog(log, "timestamp lookups that could not decode a batch")
 
 
 def offset_for_timestamp(
@@ -51,7 +62,18 @@ def _record_at(
     segment: Segment, b: BatchPosition, log_start: int, match: Callable[[int], bool]
 ) -> tuple[int, int]:
     data = segment.read(b.position, b.position + b.size)
-    decoded = next(decode_batches(data))
+    try:
+        decoded = next(decode_batches(data))
+    except BrokerError as exc:
+        partition = segment.directory.name
+        _failures.event(
+            partition,
+            "timestamp lookup cannot decode a batch",
+            partition=partition,
+            error=exc.error_code.name,
+            reason=str(exc),
+        )
+        raise
     if decoded.timestamp_type == 1:  # LogAppendTime: every record carries maxTimestamp
         return max(b.base_offset, log_start), b.max_timestamp
     for record in decoded.records:

@@ -43,6 +43,7 @@ _BASE_OFFSET = struct.Struct(">q")
 _LEADER_EPOCH = struct.Struct(">i")
 
 ATTR_COMPRESSION_MASK = 0x07
+MAX_CODEC = 4  # zstd; 5-7 are undefined
 ATTR_TIMESTAMP_TYPE = 0x08  # set = LogAppendTime
 ATTR_TRANSACTIONAL = 0x10
 ATTR_CONTROL = 0x20
@@ -151,11 +152,18 @@ def iter_batches(buf: bytes | memoryview) -> Iterator[tuple[int, BatchHeader]]:
     """Validates and yields ``(position, header)`` for each batch in a buffer of whole batches.
 
     Raises on the first bad or partial batch, so a caller appending a producer's records field
-    can reject the whole request before writing anything.
+    can reject the whole request before writing anything. A codec id outside Kafka's 0-4 is
+    corrupt here (the produce path); recovery, which calls ``validate``, does not judge codecs,
+    so data already stored is never truncated for it.
     """
     pos = 0
     while pos < len(buf):
         header = validate(buf, pos)
+        if header.attributes & ATTR_COMPRESSION_MASK > MAX_CODEC:
+            raise CorruptRecordError(
+                f"record batch uses unknown compression codec id "
+                f"{header.attributes & ATTR_COMPRESSION_MASK}; Kafka defines 0-4"
+            )
         yield pos, header
         pos += header.size
 

@@ -3,7 +3,8 @@
 One pass over a partition:
 
 1. The *cleanable range* is the closed segments (never the active one), oldest first, up to
-   the first whose newest timestamp is within ``min.compaction.lag.ms`` of now.
+   the first whose newest timestamp is within ``min.compaction.lag.ms`` of now or that
+   reaches the last stable offset.
 2. A pass runs only if it is worth it: the bytes written since the last pass (tracked by a
    checkpoint offset in ``cleaner-checkpoint.json``) are at least
    ``min.cleanable.dirty.ratio`` of the range, or a tombstone kept by an earlier pass has
@@ -16,9 +17,13 @@ One pass over a partition:
    dropped once ``now - its timestamp > delete.retention.ms``. Batches that keep every record
    are copied byte for byte; others are re-encoded with their original codec, base offset,
    lastOffsetDelta, producer fields, leader epoch and timestamp type, so every surviving
-   record keeps its offset and the batch its offset range. Control batches, and the last
-   batch of each idempotent producer if it would vanish, are copied unchanged (the latter
-   keeps producer sequence state rebuildable from headers, as Kafka's cleaner does).
+   record keeps its offset and the batch its offset range. Kept markers (5), and the last
+   data batch of each idempotent producer if it would vanish, are copied unchanged (the
+   latter keeps producer sequence state rebuildable from headers, as Kafka's cleaner does).
+5. Transactions (``_cleaner_txn``): the range ends below the last stable offset; aborted
+   transactions' records are removed and never enter the key map; a marker is kept while
+   data of its transaction remains, then dropped ``delete.retention.ms`` after its
+   timestamp, together with its transaction-index entry.
 
 Tombstone expiry is measured from the tombstone's own timestamp, not from when a cleaner
 first saw it (Kafka's delete horizon): consumers get ``delete.retention.ms`` after the delete
@@ -27,6 +32,11 @@ was produced to read it.
 Concurrency: steps 3-4 read segments with ``pread`` and write the new segment into a build
 directory without any lock; appends and reads continue. Only ``PartitionLog.swap_segment``
 takes the log lock, for a few renames, and it refuses if the segment changed meanwhile.
+
+Failures stay with their partition (``clean_all``): a partition whose pass raises (a batch no
+codec can decode, an I/O error) is logged by name, kept in ``uncleanable_partitions`` (Kafka's
+LogCleaner term) and retried on a growing schedule, while every other partition is cleaned as
+usual. A pass that fails leaves the partition as it was: the old segments stay until a swap.
 """
 
 from __future__ import annotations
@@ -34,16 +44,21 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from crc32c import crc32c
 
+from broker.background import FailureTracker, TaskFailure
 from broker.log import batch, files
 from broker.log._atomic import write_atomically
+from broker.log._cleaner_txn import AbortedRanges, TxnRetention
+from broker.log._handles import SegmentGoneError
 from broker.log.partition_log import Clock, wall_clock_ms
 from broker.log.records import DecodedBatch, Record, build_batch, decode_batches
 from broker.log.segment import BatchPosition, Segment
+from broker.log.txn_index import write_index
 
 if TYPE_CHECKING:
     from broker.log.partition_log import PartitionLog
@@ -51,23 +66,57 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _NEVER = 2**63 - 1
+RETRY_SCHEDULE_MS = (15_000, 30_000, 60_000, 120_000, 300_000, 600_000)
 
 
 class LogCleaner:
-    """Stateless between passes except for each partition's checkpoint file."""
+    """Stateless between passes except for each partition's checkpoint file and the set of
+    partitions whose last pass failed."""
 
-    def __init__(self, clock: Clock = wall_clock_ms) -> None:
+    def __init__(
+        self, clock: Clock = wall_clock_ms, retry_schedule_ms: tuple[int, ...] = RETRY_SCHEDULE_MS
+    ) -> None:
         self.clock = clock
+        self._failures = FailureTracker("log cleaner", retry_schedule_ms, logger=log)
+
+    def clean_all(self, plogs: list[PartitionLog], now_ms: int | None = None) -> int:
+        """One pass over every compacted partition in ``plogs``; returns segments rewritten.
+
+        Each partition is cleaned on its own: one that fails is recorded and skipped until its
+        retry time, and never stops the others.
+        """
+        now = self.clock() if now_ms is None else now_ms
+        total = 0
+        for plog in plogs:
+            if plog.config.compact:
+                key = plog.directory.name
+                total += self._failures.run(key, now, partial(self.clean, plog, now))
+        self._failures.retain(p.directory.name for p in plogs)
+        return total
+
+    @property
+    def uncleanable_partitions(self) -> list[TaskFailure]:
+        """Partitions whose last cleaning failed (name, error, failures, next retry)."""
+        return self._failures.failures()
 
     def clean(self, plog: PartitionLog, now_ms: int | None = None, *, force: bool = False) -> int:
         """One compaction pass; returns the number of segments rewritten."""
+        try:
+            return self._clean(plog, now_ms, force)
+        except SegmentGoneError as exc:  # retention or truncation removed a segment meanwhile
+            log.debug("%s cleaning deferred to the next pass: %s", plog.ident, exc)
+            shutil.rmtree(plog.directory / files.CLEANER_BUILD_DIR, ignore_errors=True)
+            return 0
+
+    def _clean(self, plog: PartitionLog, now_ms: int | None, force: bool) -> int:
         now = self.clock() if now_ms is None else now_ms
         cfg = plog.config
-        closed = list(plog.segments()[:-1])
+        segments = plog.segments()
         cutoff = now - cfg.min_compaction_lag_ms
+        stable = plog.last_stable_offset  # open transactions are never cleaned
         cleanable = []
-        for segment in closed:
-            if segment.max_timestamp > cutoff:
+        for segment in segments[:-1]:
+            if segment.max_timestamp > cutoff or segment.next_offset > stable:
                 break
             cleanable.append((segment, segment.size))
         if not cleanable:
@@ -78,11 +127,13 @@ class LogCleaner:
         due = dirty > 0 and dirty >= cfg.min_cleanable_dirty_ratio * total
         if not (force or due or now >= deadline):
             return 0
-        latest, producer_last = self._latest_offsets(cleanable)
+        aborted = AbortedRanges(segments)
+        latest, producer_last = self._latest_offsets(cleanable, aborted)
+        txns = TxnRetention(now, cfg.delete_retention_ms)
         rewritten, next_deadline = 0, _NEVER
         for segment, size in cleanable:
             build_dir, deadline_here = self._rebuild(
-                plog, segment, size, latest, producer_last, now
+                plog, segment, size, latest, producer_last, now, aborted, txns
             )
             next_deadline = min(next_deadline, deadline_here)
             if build_dir is None:
@@ -102,17 +153,21 @@ class LogCleaner:
         return [(b, segment.read(b.position, b.position + b.size)) for b in segment.scan(0, size)]
 
     def _latest_offsets(
-        self, cleanable: list[tuple[Segment, int]]
+        self, cleanable: list[tuple[Segment, int]], aborted: AbortedRanges
     ) -> tuple[dict[bytes, int], set[int]]:
-        """(newest offset per key, base offsets of each idempotent producer's last batch)."""
+        """(newest offset per key, base offsets of each idempotent producer's last batch);
+        aborted transactions' records never count."""
         latest: dict[bytes, int] = {}
         producer_last: dict[int, int] = {}
         for segment, size in cleanable:
             for _, raw in self._batches(segment, size):
                 for decoded in decode_batches(raw):
-                    if decoded.producer_id >= 0:
+                    if decoded.producer_id >= 0 and not decoded.is_control:
                         producer_last[decoded.producer_id] = decoded.base_offset
-                    if decoded.is_control:
+                    if decoded.is_control or (
+                        decoded.is_transactional
+                        and aborted.is_aborted(decoded.producer_id, decoded.base_offset)
+                    ):
                         continue
                     for record in decoded.records:
                         if record.key is not None:
@@ -143,18 +198,37 @@ class LogCleaner:
         latest: dict[bytes, int],
         producer_last: set[int],
         now: int,
+        aborted: AbortedRanges,
+        txns: TxnRetention,
     ) -> tuple[Path | None, int]:
         """Writes the compacted segment into a build directory (None if nothing would change);
-        also returns the earliest expiry of a tombstone it keeps."""
+        also returns the earliest expiry of a tombstone or marker it keeps."""
         out: list[tuple[bytes, int, int, int]] = []  # (bytes, base, last, max_ts)
         changed, deadline = False, _NEVER
+        markers: set[int] = set()  # offsets of the markers kept
         for b, raw in self._batches(segment, size):
             decoded = next(decode_batches(raw))
+            pid = decoded.producer_id
             if decoded.is_control:
-                out.append((raw, b.base_offset, b.last_offset, b.max_timestamp))
+                keep_marker, dl = txns.keep_marker(pid, decoded.max_timestamp)
+                deadline = min(deadline, dl)
+                if keep_marker:
+                    out.append((raw, b.base_offset, b.last_offset, b.max_timestamp))
+                    markers.add(b.base_offset)
+                else:
+                    changed = True
+                continue
+            if decoded.is_transactional and aborted.is_aborted(pid, b.base_offset):
+                if b.base_offset in producer_last:  # header kept for the producer (below)
+                    out.append((raw, b.base_offset, b.last_offset, b.max_timestamp))
+                    txns.kept_data(pid)
+                else:
+                    changed = True
                 continue
             keep, dl = self._survivors(decoded, latest, now, plog.config.delete_retention_ms)
             deadline = min(deadline, dl)
+            if decoded.is_transactional and (keep or b.base_offset in producer_last):
+                txns.kept_data(pid)
             if len(keep) == len(decoded.records):
                 out.append((raw, b.base_offset, b.last_offset, b.max_timestamp))
                 continue
@@ -191,6 +265,10 @@ class LogCleaner:
             new.fsync()
         finally:
             new.close()
+        entries = segment.txn_index.entries
+        if entries:  # written even when empty: an empty one replaces the old (see recovery)
+            kept = [t for t in entries if t.last_offset in markers]
+            write_index(files.txn_index_file(build_dir, segment.base_offset), kept)
         return build_dir, deadline
 
 

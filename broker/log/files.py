@@ -7,6 +7,7 @@ Layout of a data directory::
         00000000000000000000.log                record batches, base offset in the name
         00000000000000000000.index              sparse offset -> position
         00000000000000000000.timeindex          sparse max timestamp -> offset
+        00000000000000000000.txnindex           aborted transactions (only once one aborts)
         log-start-offset                        persisted log start (DeleteRecords, retention)
         recovery-point                          log end offset at the last fsync (see recovery)
         producer-state.json                     idempotent producer snapshot (see producer_state)
@@ -25,6 +26,7 @@ from pathlib import Path
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
+TXN_INDEX_SUFFIX = ".txnindex"
 TEMP_SUFFIX = ".tmp"  # a metadata file being replaced (see _atomic); deleted on recovery
 DELETED_SUFFIX = ".deleted"  # a partition directory being deleted; finished on load
 CLEANED_SUFFIX = ".cleaned"  # cleaner output being written; deleted on recovery
@@ -55,6 +57,10 @@ def index_file(directory: Path, base_offset: int) -> Path:
 
 def time_index_file(directory: Path, base_offset: int) -> Path:
     return directory / (filename_prefix(base_offset) + TIME_INDEX_SUFFIX)
+
+
+def txn_index_file(directory: Path, base_offset: int) -> Path:
+    return directory / (filename_prefix(base_offset) + TXN_INDEX_SUFFIX)
 
 
 def segment_files(directory: Path, base_offset: int) -> tuple[Path, Path, Path]:

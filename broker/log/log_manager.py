@@ -14,7 +14,16 @@ is created again.
 
 Background work (``start``): one thread applies ``flush.ms`` and retention, another runs the
 log cleaner for compacted topics. ``run_flush``/``run_retention``/``run_cleaner`` are the same
-passes, callable directly (tests drive them with an injected clock instead of sleeping).
+passes, callable directly (tests drive them with an injected clock instead of sleeping). Each
+pass works partition by partition: a partition that fails is logged by name, retried on a
+growing schedule (``broker.background``) and listed by ``background_failures()``; the other
+partitions are never skipped because of it.
+
+Descriptors: segment files are opened on demand through the process-wide bounded cache of
+``_handles`` (sized at ``load`` from ``max_open_segments``, default half the open-files limit),
+so the number of partitions is not limited by descriptors. Creating a topic or partitions is
+all or nothing: if any partition cannot be created (out of descriptors, disk full), the ones
+already made are removed and the caller gets ``StorageError``.
 
 Thread safety: metadata changes are serialised by ``_lock``; ``log()``/``topic()`` read an
 immutable snapshot and never block behind them.
@@ -31,22 +40,29 @@ import threading
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
+from broker.background import FailureTracker, TaskFailure
 from broker.errors import (
     InvalidConfigError,
     InvalidPartitionsError,
     InvalidTopicError,
+    StorageError,
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
-from broker.log import files
+from broker.log import _handles, files
 from broker.log._atomic import write_atomically
 from broker.log.cleaner import LogCleaner
 from broker.log.config import TOPIC_CONFIGS, LogConfig
 from broker.log.partition_log import Clock, PartitionLog, wall_clock_ms
+from broker.log.records import missing_codecs
 
 log = logging.getLogger(__name__)
+
+FLUSH_RETRY_MS = (1_000, 2_000, 5_000, 10_000, 30_000, 60_000)
+RETENTION_RETRY_MS = (15_000, 30_000, 60_000, 120_000, 300_000)
 
 _LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 
@@ -71,6 +87,7 @@ class LogManager:
         retention_check_interval_ms: int = 300_000,
         flush_check_interval_ms: int = 1_000,
         cleaner_backoff_ms: int = 15_000,
+        max_open_segments: int | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.defaults = defaults
@@ -78,7 +95,10 @@ class LogManager:
         self.retention_check_interval_ms = retention_check_interval_ms
         self.flush_check_interval_ms = flush_check_interval_ms
         self.cleaner_backoff_ms = cleaner_backoff_ms
+        self.max_open_segments = max_open_segments  # None: half the descriptor limit
         self.cleaner = LogCleaner(clock=clock)
+        self._flush_failures = FailureTracker("log flush", FLUSH_RETRY_MS, logger=log)
+        self._retention_failures = FailureTracker("log retention", RETENTION_RETRY_MS, logger=log)
         self._lock = threading.RLock()
         self._topics: dict[str, TopicInfo] = {}
         self._logs: dict[tuple[str, int], PartitionLog] = {}
@@ -89,6 +109,8 @@ class LogManager:
 
     def load(self) -> None:
         """Reads ``topics.json`` and opens (recovering) every partition log."""
+        cache = _handles.configure(self.max_open_segments)
+        log.info("segment file cache", extra={"max_open_segments": cache.capacity})
         with self._lock:
             self.data_dir.mkdir(parents=True, exist_ok=True)
             for path in self.data_dir.iterdir():
@@ -149,7 +171,10 @@ class LogManager:
         configs: Mapping[str, str] = {},
         *,
         validate_only: bool = False,
+        topic_id: uuid.UUID | None = None,
     ) -> TopicInfo:
+        """``topic_id``: the cluster-wide id when a cluster broker mirrors a topic from
+        ZooKeeper; a new random one otherwise."""
         _check_topic_name(name)
         if partitions < 1:
             raise InvalidPartitionsError(
@@ -160,23 +185,54 @@ class LogManager:
         with self._lock:
             if name in self._topics:
                 raise TopicAlreadyExistsError(f"topic {name!r} already exists")
-            info = TopicInfo(name, uuid.uuid4(), partitions, overrides)
+            info = TopicInfo(name, topic_id or uuid.uuid4(), partitions, overrides)
             if validate_only:
                 return info
-            opened = {}
-            for p in range(partitions):
-                stale = files.partition_dir(self.data_dir, name, p)
-                if stale.exists():
-                    shutil.rmtree(stale)
-                opened[(name, p)] = self._open(name, p, config)
             topics = {**self._topics, name: info}
-            self._persist(topics)
+            opened = self._open_new(name, range(partitions), config, f"create topic {name!r}")
+            try:
+                self._persist(topics)
+            except OSError as exc:
+                self._discard(opened)
+                raise _storage_error(f"create topic {name!r}", exc) from exc
             self._logs.update(opened)
             self._topics = topics
             log.info(
                 "created topic %s with %d partition(s), overrides %s", name, partitions, overrides
             )
             return info
+
+    def _open_new(
+        self, topic: str, partitions: range, config: LogConfig, what: str
+    ) -> dict[tuple[str, int], PartitionLog]:
+        """Creates the partition directories of a new topic (or new partitions), all or none.
+
+        A failure part way (out of descriptors, disk full) closes and removes what was
+        created, so no half-created topic is left behind, and raises ``StorageError``.
+        """
+        opened: dict[tuple[str, int], PartitionLog] = {}
+        try:
+            for p in partitions:
+                stale = files.partition_dir(self.data_dir, topic, p)
+                if stale.exists():
+                    shutil.rmtree(stale)
+                opened[(topic, p)] = self._open(topic, p, config)
+        except (OSError, StorageError) as exc:
+            self._discard(opened)
+            for p in partitions:
+                shutil.rmtree(files.partition_dir(self.data_dir, topic, p), ignore_errors=True)
+            if isinstance(exc, StorageError):
+                raise StorageError(f"could not {what}: {exc}; nothing was created") from exc
+            raise _storage_error(what, exc) from exc
+        return opened
+
+    def _discard(self, opened: dict[tuple[str, int], PartitionLog]) -> None:
+        for (topic, p), plog in opened.items():
+            try:
+                plog.close()
+            except Exception as exc:  # rolling back: the directory goes anyway
+                log.warning("%s close during rollback failed: %s", plog.ident, exc)
+            shutil.rmtree(files.partition_dir(self.data_dir, topic, p), ignore_errors=True)
 
     def delete_topic(self, name: str) -> None:
         with self._lock:
@@ -202,14 +258,16 @@ class LogManager:
                     f"larger, got {total}"
                 )
             config = self.effective_config(name)
-            for p in range(info.partitions, total):
-                stale = files.partition_dir(self.data_dir, name, p)
-                if stale.exists():
-                    shutil.rmtree(stale)
-                self._logs[(name, p)] = self._open(name, p, config)
+            what = f"add partitions to {name!r}"
+            opened = self._open_new(name, range(info.partitions, total), config, what)
             new = TopicInfo(name, info.topic_id, total, info.configs)
             topics = {**self._topics, name: new}
-            self._persist(topics)
+            try:
+                self._persist(topics)
+            except OSError as exc:
+                self._discard(opened)
+                raise _storage_error(what, exc) from exc
+            self._logs.update(opened)
             self._topics = topics
             log.info("topic %s now has %d partitions", name, total)
             return new
@@ -268,20 +326,49 @@ class LogManager:
     # ------------------------------------------------------------ background work
 
     def run_flush(self, now_ms: int | None = None) -> int:
+        """Applies ``flush.ms`` (and flushes rolled segments); returns partitions flushed."""
         now = self.clock() if now_ms is None else now_ms
-        return sum(plog.maybe_flush(now) for plog in self.logs())
+        plogs = self.logs()
+        tracker = self._flush_failures
+        flushed = sum(
+            tracker.run(p.directory.name, now, partial(p.maybe_flush, now)) for p in plogs
+        )
+        tracker.retain(p.directory.name for p in plogs)
+        return flushed
 
     def run_retention(self, now_ms: int | None = None) -> int:
+        """Applies retention to every partition; returns segments deleted."""
         now = self.clock() if now_ms is None else now_ms
-        return sum(plog.delete_old_segments(now) for plog in self.logs())
+        plogs = self.logs()
+        tracker = self._retention_failures
+        deleted = sum(
+            tracker.run(p.directory.name, now, partial(p.delete_old_segments, now)) for p in plogs
+        )
+        tracker.retain(p.directory.name for p in plogs)
+        return deleted
 
     def run_cleaner(self, now_ms: int | None = None) -> int:
         """One cleaner pass over every compacted partition; returns segments rewritten."""
-        now = self.clock() if now_ms is None else now_ms
-        return sum(self.cleaner.clean(plog, now) for plog in self.logs() if plog.config.compact)
+        return self.cleaner.clean_all(self.logs(), now_ms)
+
+    def background_failures(self) -> list[TaskFailure]:
+        """Partitions whose flush, retention or cleaning is failing now (for metrics/status)."""
+        return [
+            *self._flush_failures.failures(),
+            *self._retention_failures.failures(),
+            *self.cleaner.uncleanable_partitions,
+        ]
 
     def start(self) -> None:
         """Starts the flush/retention thread and the cleaner thread (daemons)."""
+        missing = missing_codecs()
+        if missing:
+            log.error(
+                "this installation cannot decode some compression codecs: the cleaner and "
+                "ListOffsets by timestamp fail for topics using them; reinstall sluice with its "
+                "dependencies",
+                extra={"missing": ",".join(missing)},
+            )
         self._stop.clear()
         self._threads = [
             threading.Thread(target=self._maintenance_loop, name="log-maintenance", daemon=True),
@@ -298,7 +385,7 @@ class LogManager:
                 if self.clock() >= next_retention:
                     self.run_retention()
                     next_retention = self.clock() + self.retention_check_interval_ms
-            except Exception:  # keep the thread alive; the error names the partition
+            except Exception:  # a bug in the pass itself (partitions fail one by one)
                 log.exception("log maintenance pass failed")
 
     def _cleaner_loop(self) -> None:
@@ -317,6 +404,10 @@ class LogManager:
         with self._lock:
             for plog in self._logs.values():
                 plog.close()
+
+
+def _storage_error(what: str, exc: OSError) -> StorageError:
+    return StorageError(f"could not {what}: {exc.strerror or exc}; nothing was created")
 
 
 def _check_topic_name(name: str) -> None:

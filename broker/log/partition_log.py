@@ -36,14 +36,18 @@ from broker.errors import (
 )
 from broker.log import _timestamps, batch, files
 from broker.log._append import stamp
+from broker.log._flush import FlushMixin
 from broker.log._read import read_batches
+from broker.log._replica import ReplicaMixin
 from broker.log._retention import (
     RetentionMixin,
     read_log_start,
     read_offset_file,
-    write_offset_file,
 )
+from broker.log._txn import TxnMixin
+from broker.log.batch import ATTR_CONTROL
 from broker.log.config import INT32_MAX, LONG_MAX, LogConfig
+from broker.log.leader_epoch import LeaderEpochCache
 from broker.log.producer_state import ProducerStateManager
 from broker.log.recovery import recover_directory, recover_segments
 from broker.log.segment import BatchPosition, Segment, storage_error
@@ -76,7 +80,7 @@ def _empty() -> ReadResult:
     return ReadResult([], 0)  # a fresh one each time: callers may extend chunks
 
 
-class PartitionLog(RetentionMixin):
+class PartitionLog(TxnMixin, FlushMixin, RetentionMixin, ReplicaMixin):
     """Segments of one partition; see the module docstring for the paths and locking."""
 
     def __init__(
@@ -99,6 +103,7 @@ class PartitionLog(RetentionMixin):
         self._dirty: list[Segment] = []
         self._recovery_point = 0
         self._closed = False
+        self._epochs: LeaderEpochCache | None = None  # cluster mode only; see _replica
 
     # ------------------------------------------------------------ opening
 
@@ -144,9 +149,6 @@ class PartitionLog(RetentionMixin):
     def _set_segments(self, segments: tuple[Segment, ...]) -> None:
         # One attribute store: a reader sees the old tuple or the new one, never a mix.
         self._segments = segments
-
-    def _rebuild_producer_state(self) -> None:
-        self._producers.rebuild(self._segments, self.log_end_offset)
 
     # ------------------------------------------------------------ offsets
 
@@ -199,6 +201,10 @@ class PartitionLog(RetentionMixin):
                 )
             if header.record_count <= 0:
                 raise InvalidRecordError("record batch has no records")
+            if header.attributes & ATTR_CONTROL:
+                raise InvalidRecordError(
+                    "clients may not write control batches (transaction markers)"
+                )
         with self._lock:
             if self._closed:
                 raise StorageError(f"log {self.ident} is closed")
@@ -209,21 +215,11 @@ class PartitionLog(RetentionMixin):
                     duplicate.first_offset, duplicate.last_offset, -1, self._log_start, True
                 )
             now = self.clock() if now_ms is None else now_ms
-            append_time = now if self.config.log_append_time else None
             first = self.log_end_offset
-            iov, positions = stamp(records, located, first, leader_epoch, append_time)
-            size = positions[-1].position + positions[-1].size
-            try:
-                segment = self._maybe_roll(size, positions, now)
-                segment.append(iov, size, positions)
-            except OSError as exc:
-                raise self._storage_error(exc, "append to") from exc
-            if not self._dirty or self._dirty[-1] is not segment:
-                self._dirty.append(segment)
+            segment, positions, append_time = self._write(records, located, leader_epoch, now)
             for header, position in zip(headers, positions, strict=True):
                 if header.producer_id >= 0:
                     self._producers.update(header, position.base_offset, position.max_timestamp)
-                self._unflushed_messages += header.record_count
             if self.hw_follows_leo and self.config.flush_messages == LONG_MAX:
                 self._hw = segment.next_offset  # else flush() moves it (see high_watermark)
             return AppendInfo(
@@ -232,6 +228,28 @@ class PartitionLog(RetentionMixin):
                 -1 if append_time is None else append_time,
                 self._log_start,
             )
+
+    def _write(
+        self, records: bytes | memoryview, located: list[tuple[int, batch.BatchHeader]],
+        leader_epoch: int, now: int,
+    ) -> tuple[Segment, list[BatchPosition], int | None]:  # fmt: skip
+        """Stamps and writes validated batches at the log end (under the lock)."""
+        append_time = now if self.config.log_append_time else None
+        iov, positions = stamp(records, located, self.log_end_offset, leader_epoch, append_time)
+        size = positions[-1].position + positions[-1].size
+        try:
+            segment = self._maybe_roll(size, positions, now)
+            segment.append(iov, size, positions)
+        except OSError as exc:
+            raise self._storage_error(exc, "append to") from exc
+        if not self._dirty or self._dirty[-1] is not segment:
+            self._dirty.append(segment)
+        for _, header in located:
+            self._unflushed_messages += header.record_count
+        return segment, positions, append_time
+
+    def _hw_moves_on_append(self) -> bool:
+        return self.config.flush_messages == LONG_MAX
 
     def _storage_error(self, exc: OSError, action: str) -> StorageError:
         error = storage_error(exc, f"{action} {self.ident} in {self.directory}")
@@ -272,6 +290,7 @@ class PartitionLog(RetentionMixin):
             new = self._new_segment(self.log_end_offset)
             self._set_segments((*self._segments, new))
             try:
+                active.txn_index.flush()  # entries below the snapshot must be durable
                 self._producers.save(new.base_offset)
             except OSError as exc:
                 log.warning("%s could not write producer state snapshot: %s", self.ident, exc)
@@ -312,61 +331,6 @@ class PartitionLog(RetentionMixin):
         return _timestamps.max_timestamp(self._segments, self._log_start)
 
     # ------------------------------------------------------------ durability, lifecycle
-
-    def flush(self) -> None:
-        """fsyncs every segment written since the last flush (blocks: call from an executor).
-
-        Only the hand-over of buffered index entries takes the lock; the fsyncs themselves
-        run without it, so appends from other producers continue meanwhile. What was appended
-        before this call is durable when it returns.
-        """
-        with self._lock:
-            dirty, self._dirty = self._dirty, []
-            unflushed, self._unflushed_messages = self._unflushed_messages, 0
-            for segment in dirty:
-                segment.write_index_pending()
-            end = self.log_end_offset
-        try:
-            for segment in dirty:
-                segment.fsync()
-        except OSError as exc:
-            if self._closed:  # close() raced us and already flushed and closed the files
-                return
-            with self._lock:
-                self._dirty = [*dirty, *(s for s in self._dirty if s not in dirty)]
-                self._unflushed_messages += unflushed
-            raise self._storage_error(exc, "flush") from exc
-        self._last_flush_ms = self.clock()
-        if self.hw_follows_leo and end > self._hw:
-            with self._lock:
-                self._hw = max(self._hw, min(end, self.log_end_offset))
-        if dirty and end != self._recovery_point:
-            # Not fsynced itself: a lost update only makes the next recovery scan more.
-            write_offset_file(self.directory / files.RECOVERY_POINT_FILE, end, sync=False)
-            self._recovery_point = end
-
-    @property
-    def flush_due(self) -> bool:
-        """True once ``flush.messages`` records are unflushed.
-
-        ``append`` never fsyncs (the asyncio server calls it inline); the produce path checks
-        this and awaits ``flush()`` in an executor before acknowledging, so with
-        ``flush.messages=1`` every acknowledged batch is on disk.
-        """
-        return self._unflushed_messages >= self.config.flush_messages
-
-    def maybe_flush(self, now_ms: int) -> bool:
-        """Background policy: flushes if ``flush.ms`` elapsed, ``flush.messages`` is due, or a
-        segment was rolled since the last flush (as Kafka flushes a rolled segment
-        asynchronously, which moves the recovery point past it)."""
-        dirty = self._dirty
-        rolled = bool(dirty) and dirty[0] is not self._segments[-1]  # Kafka flushes on roll
-        if dirty and (
-            rolled or self.flush_due or now_ms - self._last_flush_ms >= self.config.flush_ms
-        ):
-            self.flush()
-            return True
-        return False
 
     def update_config(self, config: LogConfig) -> None:
         with self._lock:

@@ -17,8 +17,9 @@ What a crash can leave behind, and what happens to it here:
   its position is rebuilt from a scan of the ``.log``, and the file is rewritten.
 - Cleaner leftovers: the ``cleaning/`` build directory and ``*.cleaned`` files are
   incomplete and deleted; a ``<base>.log.swap`` is a
-  complete compacted segment and replaces ``<base>.log`` (its indexes are rebuilt). Index or
-  temp files without a ``.log`` are deleted.
+  complete compacted segment and replaces ``<base>.log`` (its offset and time indexes are
+  rebuilt, its ``.txnindex.swap`` replaces the transaction index). Index or temp files
+  without a ``.log`` are deleted.
 """
 
 from __future__ import annotations
@@ -59,15 +60,31 @@ def recover_directory(directory: Path, ident: str) -> None:
             if base is not None:
                 files.index_file(directory, base).unlink(missing_ok=True)
                 files.time_index_file(directory, base).unlink(missing_ok=True)
+                _finish_txn_index_swap(directory, base)
     for path in sorted(directory.iterdir()):  # second pass: index swaps and orphans
         name = path.name
         if name.endswith(files.SWAP_SUFFIX):
             path.unlink()  # an index .swap: the .log swap above forces a rebuild anyway
-        elif name.endswith((files.INDEX_SUFFIX, files.TIME_INDEX_SUFFIX)):
+        elif name.endswith((files.INDEX_SUFFIX, files.TIME_INDEX_SUFFIX, files.TXN_INDEX_SUFFIX)):
             base = files.base_offset_of(path)
             if base is None or not files.log_file(directory, base).exists():
                 log.info("%s deleting orphan index %s", ident, name)
                 path.unlink()
+
+
+def _finish_txn_index_swap(directory: Path, base: int) -> None:
+    """The cleaner's ``.txnindex.swap`` belongs to the ``.log.swap`` just completed: it is the
+    only index matching that log (an old entry whose marker the cleaner dropped would hide a
+    producer's later transactions), so it replaces the old one; an empty one means none."""
+    final = files.txn_index_file(directory, base)
+    swap = files.with_suffix(final, files.SWAP_SUFFIX)
+    if not swap.exists():
+        return
+    if swap.stat().st_size:
+        os.replace(swap, final)
+    else:
+        final.unlink(missing_ok=True)
+        swap.unlink()
 
 
 def recover_segments(
@@ -139,8 +156,7 @@ def recover_segment(segment: Segment, ident: str, recovery_point: int | None = N
             "%s truncating %d bytes of torn or corrupt data at position %d of %s",
             ident, dropped, end, segment.path.name,
         )  # fmt: skip
-        os.ftruncate(segment.fd, end)
-        segment.size = end
+        segment.truncate_file(end)
         segment.offset_index.truncate_to_position(end)
     segment.time_index.truncate_to_offset(segment.next_offset)
     if rebuild:
@@ -155,7 +171,7 @@ def _last_entry_matches(segment: Segment) -> bool:
     if last is None:
         return True
     rel, position = last
-    head = os.pread(segment.fd, 8, position)
+    head = segment.pread(8, position)
     return len(head) == 8 and _BASE.unpack(head)[0] == rel + segment.base_offset
 
 
@@ -169,11 +185,7 @@ def _validate_from(segment: Segment, position: int) -> int:
         need = batch.peek_size(window, off) if off + batch.LOG_OVERHEAD <= len(window) else None
         if need is None or off + need > len(window):
             want = max(_CHUNK, need or 0)
-            window, wstart, off = (
-                os.pread(segment.fd, min(want, size - position), position),
-                position,
-                0,
-            )
+            window, wstart, off = segment.pread(min(want, size - position), position), position, 0
         try:
             header = batch.validate(window, off)
         except BrokerError:

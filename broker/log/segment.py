@@ -12,12 +12,14 @@ Invariants (established by ``append`` and re-established by ``recovery`` after a
 - base offsets ascend; gaps are allowed (compaction). ``next_offset`` = last batch's last
   offset + 1 (``base_offset`` when empty).
 
-Files are read with ``os.pread`` on one fd shared by all threads (pread has no file cursor).
-A published Segment's ``.log`` fd is closed only when the object is garbage-collected, never
-explicitly: a reader still holding a Segment that retention or the cleaner replaced, or whose
-log was closed or deleted, keeps a valid fd (an unlinked inode lives on) instead of reading
-through a descriptor number the OS may already have handed to another file. CPython frees a
-Segment as soon as the last reference goes, so descriptors do not pile up.
+Files are read with ``os.pread`` (no file cursor, so threads share a descriptor). The ``.log``
+descriptor is not owned by the Segment but borrowed from the process-wide, bounded
+``_handles.FileHandleCache`` for each operation (``acquire``/``release``), so a broker with
+many partitions keeps only its recently used segments open. A segment deleted by retention or
+replaced by the cleaner is *retired*: if its descriptor is open, a reader still holding the
+Segment keeps reading the (unlinked) inode until the object is garbage-collected; otherwise it
+gets a retriable ``SegmentGoneError``. The index files hold no descriptor at all (they are
+opened for each buffered write-out, see ``_index``).
 """
 
 from __future__ import annotations
@@ -33,9 +35,11 @@ from typing import NamedTuple
 
 from broker.errors import StorageError
 from broker.log import files
+from broker.log._handles import FileHandleCache, default_cache
 from broker.log.batch import HEADER_SIZE, LOG_OVERHEAD
 from broker.log.offset_index import OffsetIndex
 from broker.log.time_index import TimeIndex
+from broker.log.txn_index import TransactionIndex
 
 log = logging.getLogger(__name__)
 
@@ -62,14 +66,26 @@ class BatchPosition(NamedTuple):
 class Segment:
     """A ``.log`` file and its indexes. Mutations happen under the PartitionLog lock."""
 
-    def __init__(self, directory: Path, base_offset: int, index_interval: int, index_max: int):
+    def __init__(
+        self,
+        directory: Path,
+        base_offset: int,
+        index_interval: int,
+        index_max: int,
+        *,
+        cache: FileHandleCache | None = None,
+    ):
         self.directory = directory
         self.base_offset = base_offset
         self.index_interval = index_interval
         self.path = files.log_file(directory, base_offset)
-        self.fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-        self._closer = weakref.finalize(self, os.close, self.fd)
-        stat = os.fstat(self.fd)
+        self.file = (cache or default_cache()).file(self.path)
+        fd = self.file.acquire()  # creates a new segment's file; StorageError if it cannot
+        try:
+            stat = os.fstat(fd)
+        finally:
+            self.file.release()
+        weakref.finalize(self, self.file.finalize)  # the descriptor goes with the object
         self.size = stat.st_size
         self.created_ms = stat.st_mtime_ns // 1_000_000  # segment.ms fallback without timestamps
         self.offset_index = OffsetIndex(
@@ -78,6 +94,7 @@ class Segment:
         self.time_index = TimeIndex(
             files.time_index_file(directory, base_offset), index_max, base_offset
         )
+        self.txn_index = TransactionIndex(files.txn_index_file(directory, base_offset))
         if self.size == 0:  # a new segment: its (empty) indexes exist from the start
             for index in (self.offset_index, self.time_index):
                 index.path.touch()
@@ -107,33 +124,36 @@ class Segment:
         propagates.
         """
         start = self.size
+        fd = self.file.acquire()
         try:
             if len(iov) <= _IOV_MAX:
-                written = os.writev(self.fd, iov)
+                written = os.writev(fd, iov)
             else:
                 written = 0
                 for i in range(0, len(iov), _IOV_MAX):
                     chunk = iov[i : i + _IOV_MAX]
-                    n = os.writev(self.fd, chunk)
+                    n = os.writev(fd, chunk)
                     written += n
                     if n < sum(len(b) for b in chunk):
                         break
             if written < size:  # short writes only happen near ENOSPC or on signals
                 rest = memoryview(b"".join(iov))[written:]
                 while len(rest):
-                    rest = rest[os.write(self.fd, rest) :]
+                    rest = rest[os.write(fd, rest) :]
         except OSError:
-            self._cut_back(start)
+            self._cut_back(fd, start)
             raise
+        finally:
+            self.file.release()
         for b in batches:
             self._index_batch(
                 b.base_offset, b.last_offset, start + b.position, b.size, b.max_timestamp
             )
         self.size = start + size
 
-    def _cut_back(self, size: int) -> None:
+    def _cut_back(self, fd: int, size: int) -> None:
         try:
-            os.ftruncate(self.fd, size)
+            os.ftruncate(fd, size)
         except OSError as exc:  # pragma: no cover - the disk is failing; recovery cleans up
             log.error(
                 "could not truncate %s back to %d after a failed write: %s", self.path, size, exc
@@ -172,17 +192,22 @@ class Segment:
         batch start, unflushed ranges are re-scanned), so a lost index page costs a longer
         scan on open, never data; and a flush costs one fsync instead of three.
         """
-        os.fsync(self.fd)
+        fd = self.file.acquire()
+        try:
+            os.fsync(fd)
+        finally:
+            self.file.release()
+        self.txn_index.flush()
 
     def truncate_to(self, offset: int) -> None:
         """Removes every batch whose last offset is >= ``offset``."""
         position = self.find_position(offset)
         if position >= self.size:
             return
-        os.ftruncate(self.fd, position)
-        self.size = position
+        self.truncate_file(position)
         self.offset_index.truncate_to_position(position)
         self.time_index.truncate_to_offset(offset)
+        self.txn_index.truncate_to(offset)
         self.reload_tail()
 
     def reload_tail(self) -> None:
@@ -204,7 +229,7 @@ class Segment:
         self.bytes_since_index = self.size - start
         self.first_timestamp = None
         if self.size >= HEADER_SIZE:
-            self.first_timestamp = _MAX_TS.unpack(os.pread(self.fd, 8, 35))[0]
+            self.first_timestamp = _MAX_TS.unpack(self.pread(8, 35))[0]
 
     # ---------------------------------------------------------------- reading
 
@@ -221,11 +246,7 @@ class Segment:
         while position + HEADER_SIZE <= end:
             off = position - wstart
             if off + HEADER_SIZE > len(window):
-                window, wstart, off = (
-                    os.pread(self.fd, min(chunk, end - position), position),
-                    position,
-                    0,
-                )
+                window, wstart, off = self.pread(min(chunk, end - position), position), position, 0
                 chunk = min(chunk * 2, _SCAN_CHUNK)
                 if len(window) < HEADER_SIZE:
                     return
@@ -263,31 +284,62 @@ class Segment:
 
     def batch_size_at(self, position: int) -> int:
         """Total size of the batch at ``position`` (0 if none there)."""
-        head = os.pread(self.fd, LOG_OVERHEAD, position)
+        head = self.pread(LOG_OVERHEAD, position)
         if len(head) < LOG_OVERHEAD:
             return 0
         return int(_OFFSET_LENGTH.unpack(head)[1]) + LOG_OVERHEAD
 
     def read(self, position: int, end: int) -> bytes:
         """The bytes ``[position, end)``; a concurrent truncation may return fewer."""
-        return os.pread(self.fd, end - position, position)
+        return self.pread(end - position, position)
+
+    def pread(self, count: int, position: int) -> bytes:
+        """Up to ``count`` bytes at ``position`` (fewer at the end of the file).
+
+        Raises ``StorageError`` (KAFKA_STORAGE_ERROR for the request that read) if the file
+        cannot be opened or read.
+        """
+        fd = self.file.acquire()
+        try:
+            return os.pread(fd, count, position)
+        except OSError as exc:
+            raise StorageError(f"I/O error: could not read {self.path}: {exc}") from exc
+        finally:
+            self.file.release()
+
+    def truncate_file(self, size: int) -> None:
+        """Cuts the ``.log`` to ``size`` bytes (a batch boundary) and publishes the size."""
+        fd = self.file.acquire()
+        try:
+            os.ftruncate(fd, size)
+        finally:
+            self.file.release()
+        self.size = size
 
     # ---------------------------------------------------------------- lifecycle
 
     def close_indexes(self) -> None:
-        """Writes out and closes the index files; the ``.log`` fd stays for readers."""
+        """Writes out the buffered index entries; the ``.log`` stays readable."""
         self.offset_index.close()
         self.time_index.close()
 
     def close(self) -> None:
-        """Closes everything now: only for a Segment no reader can hold (the cleaner's)."""
+        """Closes everything now (the descriptor at its last user's release): for a Segment
+        no reader will use again (the cleaner's output, a closed log's)."""
         self.close_indexes()
-        self._closer()
+        self.file.discard()
+
+    def retire(self) -> None:
+        """The file is about to be replaced or deleted: never open this path again; an open
+        descriptor stays valid for readers until the object dies (see the module docstring)."""
+        self.file.retire()
 
     def delete(self) -> None:
-        """Unlinks all three files; the fd stays valid for readers until the object dies."""
+        """Retires the segment and unlinks its files (the transaction index too)."""
+        self.retire()
         self.offset_index.delete()
         self.time_index.delete()
+        self.txn_index.delete()
         self.path.unlink(missing_ok=True)
 
     def __repr__(self) -> str:

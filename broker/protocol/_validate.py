@@ -32,7 +32,7 @@ def null_in_required_field(entity: Any, path: str = "") -> str | None:
     """The dotted path of a non-nullable array that decoded as None, or None if there is none."""
     if not dataclasses.is_dataclass(entity):
         return None
-    for name, nullable in _required_arrays(type(entity)):
+    for name, nullable in _required_arrays(entity.__class__):
         value = getattr(entity, name)
         where = f"{path}.{name}" if path else name
         if value is None:

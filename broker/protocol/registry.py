@@ -26,10 +26,12 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from kio.index import load_response_schema
+from broker.protocol._legacy_schemas import load_response
+from broker.security.principal import ANONYMOUS, KafkaPrincipal
 
 if TYPE_CHECKING:
     from broker.app import Broker
+    from broker.security.sasl import SaslSession
 
 Handler = Callable[["RequestContext", Any], Awaitable[Any]]
 H = TypeVar("H", bound=Handler)
@@ -49,6 +51,33 @@ class RequestContext:
     client_host: str
     hung_up: asyncio.Future[None] | None = None
     """Resolves when the client disconnects (a waiting handler may stop waiting then)."""
+    throttle_ms: int = 0
+    """Set by a handler whose client went over a byte-rate quota: the connection puts it in
+    the response's ``throttle_time_ms`` and mutes the channel that long."""
+    principal: KafkaPrincipal = ANONYMOUS
+    """Who the connection authenticated as (``User:ANONYMOUS`` when it did not)."""
+    listener: str = "PLAINTEXT"
+    """The listener the client connected to: Metadata advertises that listener's address."""
+    sasl: SaslSession | None = None
+    """The connection's SASL exchange on a SASL listener (SaslHandshake/SaslAuthenticate)."""
+
+
+class Deferred:
+    """A response that completes later, returned by a handler that must wait for something
+    other than this connection (cluster mode: Produce with acks=all waiting for the ISR).
+
+    The connection starts ``awaitable`` at once and goes on reading the next request, but
+    writes every response in request order: later responses queue behind this one. So a
+    client pipelining acks=all produces (librdkafka does) gets their replication waits
+    overlapped instead of serialised, while response order, which Kafka clients rely on, is
+    kept. Only handlers whose side effects are already done when they return may defer
+    (Produce appends before deferring), so request order is also the order of effects.
+    """
+
+    __slots__ = ("awaitable",)
+
+    def __init__(self, awaitable: Awaitable[Any]) -> None:
+        self.awaitable = awaitable
 
 
 class CloseConnection(Exception):
@@ -109,4 +138,4 @@ def response_class(ctx: RequestContext) -> Any:
 def _response_class(api_key: int, version: int) -> Any:
     # kio resolves schemas through importlib on every call; one lookup per (key, version)
     # is enough and was ~5% of the broker's CPU under a produce load.
-    return load_response_schema(api_key, version)
+    return load_response(api_key, version)

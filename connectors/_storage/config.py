@@ -1,16 +1,17 @@
 """The storage-sink keys Confluent's S3 and HDFS 3 sinks share, with their names and defaults.
 
 ``flush.size`` and ``format.class`` are required, as in Confluent. Extensions beyond Confluent
-are marked so in their descriptions. ``schema.compatibility`` is accepted; every value behaves
-like ``NONE`` (a changed schema rolls the file), which is what Confluent does for ``NONE``.
+are marked so in their descriptions. ``schema.compatibility`` decides what a changed record
+schema does to the open file, as in Confluent (``connectors._storage.compatibility``).
+Other Confluent keys are sorted by ``_confluent_keys`` (each sink sets ``upstream_keys``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self
+from typing import Any, Literal, Self
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from connectors._storage.formats import resolve_format
 from hub.api import ConfigError, ConfigModel
@@ -60,7 +61,7 @@ class StorageSinkConfig(ConfigModel):
     partition_duration_ms: int = Field(
         -1, alias="partition.duration.ms", description="TimeBasedPartitioner: bucket length."
     )
-    locale: str = Field("", description="Accepted; month and day names are English.")
+    locale: str = Field("", description="Empty or English: month and day names are English.")
     timezone: str = Field("", description="Time zone of time-based paths (UTC when empty).")
     timestamp_extractor: str = Field(
         "Wallclock", alias="timestamp.extractor", description="Record, RecordField or Wallclock."
@@ -71,8 +72,15 @@ class StorageSinkConfig(ConfigModel):
     zero_pad_width: int = Field(
         10, alias="filename.offset.zero.pad.width", ge=0, description="Digits of offsets in names."
     )
-    schema_compatibility: str = Field(
-        "NONE", alias="schema.compatibility", description="Accepted; behaves as NONE."
+    schema_compatibility: Literal["NONE", "BACKWARD", "FORWARD", "FULL"] = Field(
+        "NONE",
+        alias="schema.compatibility",
+        description="NONE: any schema change rolls the file. BACKWARD/FULL: a newer schema "
+        "version rolls it, records of older versions are projected onto the file's schema. "
+        "FORWARD: the reverse.",
+    )
+    avro_codec: Literal["null", "deflate", "snappy", "bzip2", "xz", "zstandard"] = Field(
+        "null", alias="avro.codec", description="AvroFormat block codec."
     )
     parquet_codec: str = Field(
         "snappy", alias="parquet.codec", description="none, snappy, gzip, zstd, lz4, brotli."
@@ -86,6 +94,21 @@ class StorageSinkConfig(ConfigModel):
     compression_level: int = Field(
         -1, alias="s3.compression.level", description="gzip level (-1: default)."
     )
+
+    @field_validator("schema_compatibility", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
+
+    @field_validator("locale")
+    @classmethod
+    def _english(cls, value: str) -> str:
+        if value.strip() and not value.strip().lower().startswith("en"):
+            raise ValueError(
+                f"{value!r} is not supported: month and day names in path.format are English; "
+                "leave locale empty or set an English one (en, en_US, ...)"
+            )
+        return value
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Self:

@@ -12,7 +12,9 @@ batch commits as a whole — handed to the background uploader (``_upload``), wh
   (aligned in ``timezone``) since the batch opened; checked on each record and in
   ``pre_commit``, which the worker calls every ``offset.flush.interval.ms`` even when a
   partition is quiet;
-- a record's value schema differs from its file's (schema change rolls the batch).
+- a record's value schema differs from its file's in a way ``schema.compatibility`` says
+  rolls (``compatibility.decide``; with NONE, any change); a record of an older (BACKWARD,
+  FULL) or newer (FORWARD) schema version is projected onto the file's schema instead.
 
 Names: ``<topics.dir>/<topic>/<encoded partition>/<topic>+<partition>+<start>.<ext>`` with the
 start offset of the *file* zero-padded to ``filename.offset.zero.pad.width``. Given the same
@@ -40,6 +42,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from connectors._storage._upload import Job, Uploader
+from connectors._storage.compatibility import decide, project_record
 from connectors._storage.destinations import Destination, file_name_pattern
 from connectors._storage.formats import FileBuffer, RecordFormat
 from connectors._storage.partitioner import DefaultPartitioner, Partitioner
@@ -93,10 +96,15 @@ class PartitionWriter:
         file = self.files.get(encoded)
         schema = record.value_schema
         if file is not None and schema is not file.schema and schema != file.schema:
-            log.info("[%s] %s-%d: schema changed at offset %d, rolling", owner.name,
-                     self.tp.topic, self.tp.partition, offset)  # fmt: skip
-            self.commit()
-            file = None
+            action = decide(owner.compatibility, file.schema, schema)
+            if action == "project":
+                assert file.schema is not None
+                record = project_record(record, file.schema)
+            elif action == "roll":
+                log.info("[%s] %s-%d: schema changed at offset %d, rolling", owner.name,
+                         self.tp.topic, self.tp.partition, offset)  # fmt: skip
+                self.commit()
+                file = None
         if file is None:
             buffer = owner.format.new_file()
             buffer.add(record)  # may raise DataError: nothing changed yet
@@ -254,8 +262,14 @@ class RollingWriter:
         self.topics_dir = cfg.topics_dir.strip("/")
         self.pad: int = cfg.zero_pad_width
         self.needs_ts = self.rotate_ms > 0
-        # Fast path (PartitionWriter.add_run): constant directory, count/schedule rotation only.
-        self.fast = isinstance(partitioner, DefaultPartitioner) and not self.needs_ts
+        self.compatibility: str = getattr(cfg, "schema_compatibility", "NONE")
+        # Fast path (PartitionWriter.add_run): constant directory, count/schedule rotation only,
+        # and a schema change always rolls (no projection).
+        self.fast = (
+            isinstance(partitioner, DefaultPartitioner)
+            and not self.needs_ts
+            and self.compatibility == "NONE"
+        )
         self.writers: dict[TopicPartition, PartitionWriter] = {}
 
     def path(self, tp: TopicPartition, encoded: str, start: int) -> str:

@@ -14,6 +14,8 @@ import zlib
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from hub.api.paths import open_checked
+
 FINGERPRINT_BYTES = 256  # how much of a file's start identifies it
 
 
@@ -73,7 +75,7 @@ def find_by_inode(path: str, device: int, inode: int) -> tuple[int, os.stat_resu
         try:
             if entry.inode() != inode or not entry.is_file():
                 continue
-            fd = os.open(entry.path, os.O_RDONLY)
+            fd = open_checked(entry.path, os.O_RDONLY)  # a symlink out of the roots: skipped
         except OSError:
             continue
         fst = os.fstat(fd)

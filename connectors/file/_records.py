@@ -4,8 +4,8 @@ Lines become a ``SourceRecordBatch`` (``RecordFactory.line_batch``): columns bui
 C-level passes over the lines, no object per line; the worker produces them as they are, or
 materialises records where it needs them. A ``SourceRecord`` is built only for what is not a
 plain line (a multiline event, an unterminated last line): its frozen dataclass ``__init__``
-costs ~4 µs, so ``RecordFactory.make`` fills the slots directly through the setters
-``hub.api.slots`` hands out, and falls back to the constructor if the dataclass changed shape.
+costs ~4 µs, so ``RecordFactory.make`` uses ``hub.api.record_factory`` (the contract's
+positional builder, equal to the constructor).
 """
 
 from __future__ import annotations
@@ -14,32 +14,17 @@ from collections.abc import Mapping, Sequence
 from itertools import accumulate, repeat
 from typing import Any
 
-from hub.api import Header, Schema, SourceRecord, SourceRecordBatch, Type
-from hub.api.slots import slot_setters
+from hub.api import Header, Schema, SourceRecord, SourceRecordBatch, Type, record_factory
 from hub.api.source import as_records
 
 STRING_SCHEMA = Schema(Type.STRING)
 
-_FIELDS = ("topic", "partition", "key", "value", "key_schema", "value_schema", "timestamp",
-           "headers", "source_partition", "source_offset")  # fmt: skip
-_SETTERS = (
-    dict(zip(_FIELDS, setters, strict=True))
-    if (setters := slot_setters(SourceRecord, _FIELDS)) is not None
-    else None
-)
-_HEADER_SETTERS = slot_setters(Header, ("key", "value", "schema"))
+_make_header = record_factory(Header, ("key", "value"), schema=None)
 
 
 def make_header(key: str, value: Any) -> Header:
-    """A schemaless Header, built without the dataclass ``__init__`` when possible."""
-    if _HEADER_SETTERS is None:
-        return Header(key, value)
-    header = object.__new__(Header)
-    set_key, set_value, set_schema = _HEADER_SETTERS
-    set_key(header, key)
-    set_value(header, value)
-    set_schema(header, None)
-    return header
+    """A schemaless Header (``Header(key, value)``, built the fast way)."""
+    return _make_header(key, value)
 
 
 class RecordFactory:
@@ -48,32 +33,22 @@ class RecordFactory:
     def __init__(self, topic: str, source_partition: Mapping[str, Any]) -> None:
         self.topic = topic
         self.source_partition = source_partition
+        self._make = record_factory(
+            SourceRecord,
+            ("value", "headers", "source_offset"),
+            topic=topic,
+            value_schema=STRING_SCHEMA,
+            source_partition=source_partition,
+            partition=None,
+            key=None,
+            key_schema=None,
+            timestamp=None,
+        )
 
     def make(
         self, value: str, headers: tuple[Header, ...], source_offset: Mapping[str, Any]
     ) -> SourceRecord:
-        if _SETTERS is None:
-            return SourceRecord(
-                topic=self.topic,
-                value=value,
-                value_schema=STRING_SCHEMA,
-                headers=headers,
-                source_partition=self.source_partition,
-                source_offset=source_offset,
-            )
-        s = _SETTERS
-        record = object.__new__(SourceRecord)
-        s["topic"](record, self.topic)
-        s["partition"](record, None)
-        s["key"](record, None)
-        s["value"](record, value)
-        s["key_schema"](record, None)
-        s["value_schema"](record, STRING_SCHEMA)
-        s["timestamp"](record, None)
-        s["headers"](record, headers)
-        s["source_partition"](record, self.source_partition)
-        s["source_offset"](record, source_offset)
-        return record
+        return self._make(value, headers, source_offset)
 
     def line_batch(
         self,

@@ -38,6 +38,7 @@ from connectors.file._identity import (
     regular_stat,
 )
 from connectors.file._records import Emitted
+from hub.api.paths import open_checked
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +72,7 @@ class TailedFile(EventEmitter):
         if st is None:
             return False
         try:
-            fd = os.open(self.path, os.O_RDONLY)
+            fd = open_checked(self.path, os.O_RDONLY)
         except FileNotFoundError:
             return False
         fst = os.fstat(fd)
@@ -213,6 +214,18 @@ class TailedFile(EventEmitter):
             if event is not None:
                 out.append(self._record(event))
 
+    def bytes_behind(self) -> int:
+        """Bytes written to the file (and to files that replaced it) not read yet; 0 while
+        it is closed. Caller holds the task's lock, so ``close`` cannot race the fstat."""
+        if self.fd is None:
+            return 0
+        try:
+            size = os.fstat(self.fd).st_size
+            pending = sum(os.fstat(fd).st_size for fd, _ in self._successors)
+        except OSError:
+            return 0
+        return max(size - self._read_pos, 0) + pending
+
     def _watch(self) -> os.stat_result | None:
         """Stats the path; opens a file that replaced ours (rotation) as the next to read, so
         it is pinned even if it is rotated away in turn before we finish the current one."""
@@ -227,7 +240,7 @@ class TailedFile(EventEmitter):
         ):
             return st
         try:
-            fd = os.open(self.path, os.O_RDONLY)
+            fd = open_checked(self.path, os.O_RDONLY)
         except FileNotFoundError:
             return None
         self._successors.append((fd, os.fstat(fd)))

@@ -7,7 +7,8 @@ multiline events, rotation handling, JSON output) is an extension with defaults 
 Kafka Connect's behaviour.
 
 Cross-field rules (``file`` or ``files`` required, one topic only) run in ``parse`` so the
-REST API's 400 names the offending key instead of a bare "config".
+REST API's 400 names the offending key instead of a bare "config". Every path must lie under
+the worker's ``file.allowed.paths`` (hub/api/paths.py): checked here, and again at each open.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Any, Literal, Self
 
 from pydantic import Field, field_validator
 
-from hub.api import ConfigError, ConfigModel
+from hub.api import KAFKA_CONNECT, ConfigError, ConfigModel
+from hub.api.paths import PathGlob, WritePath
 
 _GLOB_CHARS = frozenset("*?[")
 
@@ -33,8 +35,10 @@ def has_glob(pattern: str) -> bool:
 class FileSourceConfig(ConfigModel):
     """Settings of ``file-source`` (alias FileStreamSource)."""
 
-    file: str | None = Field(None, description="Path or glob of the file(s) to tail.")
-    files: list[str] = Field(
+    upstream_keys = KAFKA_CONNECT
+
+    file: PathGlob | None = Field(None, description="Path or glob of the file(s) to tail.")
+    files: list[PathGlob] = Field(
         default_factory=list,
         description="More paths or globs: a JSON list or a comma-separated string.",
     )
@@ -154,7 +158,9 @@ def source_cross_field_errors(raw: Mapping[str, Any]) -> dict[str, list[str]]:
 class FileSinkConfig(ConfigModel):
     """Settings of ``file-sink`` (alias FileStreamSink)."""
 
-    file: str | None = Field(None, description="File to append to; stdout when absent.")
+    upstream_keys = KAFKA_CONNECT
+
+    file: WritePath | None = Field(None, description="File to append to; stdout when absent.")
     topics: str | None = Field(None, description="Comma-separated topics to read.")
     topics_regex: str | None = Field(None, alias="topics.regex", description="Topic regex.")
     format: Literal["raw", "json"] = Field(

@@ -20,7 +20,7 @@ from connectors.file.config import (
 )
 from connectors.file.sink_task import FileSinkTask
 from connectors.file.source_task import FileSourceTask
-from hub.api import SinkConnector, SourceConnector
+from hub.api import ExactlyOnceSupport, SinkConnector, SourceConnector
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +58,15 @@ class FileSourceConnector(SourceConnector):
     def validate(cls, raw: Mapping[str, Any]) -> dict[str, list[str]]:
         return source_cross_field_errors(raw)
 
+    @classmethod
+    def exactly_once_support(cls, config: Mapping[str, Any]) -> ExactlyOnceSupport | None:
+        """Offsets are byte positions pinned to a file's identity, so reading again from a
+        committed offset yields the same events: exactly once with the worker's support on.
+        Except ``read.from=end``: a file first seen without an offset starts at its end *on
+        each start*, so lines written between a crash and the restart would be skipped."""
+        end = str(config.get("read.from", "beginning")).strip().lower() == "end"
+        return ExactlyOnceSupport.UNSUPPORTED if end else ExactlyOnceSupport.SUPPORTED
+
 
 class FileSinkConnector(SinkConnector):
     """Appends records to one file (or stdout); a single task owns the file."""
@@ -78,6 +87,12 @@ class FileSinkConnector(SinkConnector):
     def task_configs(self, max_tasks: int) -> list[dict[str, Any]]:
         """Always one: two writers appending to one file would interleave partial lines."""
         return [self.config.raw()]
+
+    @classmethod
+    def exactly_once_delivery(cls, config: Mapping[str, Any]) -> ExactlyOnceSupport | None:
+        """The sidecar records the flushed size and offsets: a restart cuts what followed and
+        skips what the file already holds (docs/connectors/file.md)."""
+        return ExactlyOnceSupport.SUPPORTED
 
     @classmethod
     def validate(cls, raw: Mapping[str, Any]) -> dict[str, list[str]]:

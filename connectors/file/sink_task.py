@@ -46,6 +46,7 @@ from typing import Any, cast
 
 from connectors.file.config import FileSinkConfig
 from hub.api import ConnectError, SinkRecord, SinkTask, SinkTaskContext, TopicPartition
+from hub.api.paths import open_checked
 from hub.api.sink import SinkRecordBatch, decodes
 
 _STREAM, _SEQ = "file.stream", "file.seq"
@@ -141,7 +142,7 @@ class FileSinkTask(SinkTask):
         if path is None:
             log.info("[%s] writing to stdout", self._name)
             return
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd = open_checked(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         state = self._load_sidecar(path)
         if state is None:
             # Record the size now: a crash before the first flush then truncates what this
@@ -165,7 +166,8 @@ class FileSinkTask(SinkTask):
 
     def _load_sidecar(self, path: str) -> dict[str, Any] | None:
         try:
-            with open(sidecar_path(path), encoding="utf-8") as f:
+            fd = open_checked(sidecar_path(path), os.O_RDONLY)
+            with os.fdopen(fd, encoding="utf-8") as f:
                 data = json.load(f)
         except FileNotFoundError:
             return None
@@ -441,7 +443,7 @@ class FileSinkTask(SinkTask):
 def _write_atomically(path: str, data: bytes) -> None:
     """tmp + fsync + rename + directory fsync: the sidecar is either old or new, never torn."""
     tmp = f"{path}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    fd = open_checked(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         os.write(fd, data)
         os.fsync(fd)

@@ -121,6 +121,13 @@ class FileSourceTask(SourceTask):
                 tailed.close()
         log.info("[%s] stopped", getattr(self, "_name", "file-source"))
 
+    def metrics(self) -> Mapping[str, float]:
+        """How far behind the files this task is: bytes written but not read yet, summed
+        over its files (rotated successors included), and how many files it follows."""
+        with self._lock:  # between polls: no fd closes under the fstat
+            behind = sum(tailed.bytes_behind() for tailed in self._order)
+            return {"bytes_behind": float(behind), "files": float(len(self._order))}
+
     @property
     def files(self) -> list[str]:
         """Paths this task follows (for tests and status)."""

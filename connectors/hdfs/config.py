@@ -12,11 +12,14 @@ from typing import Any, Literal, Self
 
 from pydantic import Field
 
+from connectors._storage._confluent_keys import CONFLUENT_HDFS3
 from connectors._storage.config import StorageSinkConfig
 from hub.api import ConfigError
 
 
 class HdfsSinkConfig(StorageSinkConfig):
+    upstream_keys = CONFLUENT_HDFS3
+
     hdfs_url: str = Field(
         "", alias="hdfs.url", description="hdfs://namenode:8020 or http://namenode:9870."
     )
@@ -34,7 +37,7 @@ class HdfsSinkConfig(StorageSinkConfig):
     principal: str | None = Field(None, alias="connect.hdfs.principal", description="Kerberos.")
     keytab: str | None = Field(None, alias="connect.hdfs.keytab", description="Kerberos keytab.")
     hadoop_conf_dir: str | None = Field(
-        None, alias="hadoop.conf.dir", description="Accepted; not read (WebHDFS needs no conf)."
+        None, alias="hadoop.conf.dir", description="Ignored (WARNING): WebHDFS needs no conf."
     )
     compression_type: Literal["none", "gzip", "snappy", "zstd"] = Field(
         "none", alias="compression.type", description="Extension: JSON/bytes file compression."

@@ -25,6 +25,7 @@ import time
 from typing import Any
 
 import httpx
+from tenacity import RetryCallState, wait_exponential
 
 from connectors.http._common import HttpClientConfig
 from hub.api import ConnectError
@@ -105,6 +106,9 @@ class Requester:
         self.name = name
         self.client = build_client(config)
         self.attempts = 0
+        self._wait = wait_exponential(
+            multiplier=config.retry_backoff_ms / 1000, max=config.retry_backoff_max_ms / 1000
+        )
 
     def send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         c = self.config
@@ -136,9 +140,11 @@ class Requester:
         raise RetryLater(delay, reason)
 
     def _backoff(self) -> float:
-        c = self.config
-        ms = min(c.retry_backoff_ms * 2 ** max(0, self.attempts - 1), c.retry_backoff_max_ms)
-        return ms / 1000
+        """``retry.backoff.ms`` doubling per attempt up to ``retry.backoff.max.ms`` (tenacity's
+        exponential wait, read for the current attempt: ``send`` never sleeps itself)."""
+        state = RetryCallState(None, None, (), {})  # type: ignore[arg-type]
+        state.attempt_number = max(1, self.attempts)
+        return float(self._wait(state))
 
     def close(self) -> None:
         self.client.close()

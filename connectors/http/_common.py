@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from hub.api import ConfigModel
+from hub.api import KAFKA_CONNECT, ConfigModel, Password
 
 
 def _json_object(value: Any) -> Any:
@@ -32,6 +32,8 @@ def _json_object(value: Any) -> Any:
 class HttpClientConfig(ConfigModel):
     """How to reach an endpoint: auth, TLS, timeouts and retry policy."""
 
+    upstream_keys = KAFKA_CONNECT
+
     topic: str = Field(description="Topic every record is written to.")
     headers: dict[str, str] = Field(
         default_factory=dict, description="Request headers, a JSON object; ${cursor} is templated."
@@ -40,12 +42,14 @@ class HttpClientConfig(ConfigModel):
         "none", alias="auth.type", description="How to authenticate each request."
     )
     auth_username: str | None = Field(None, alias="auth.username", description="basic: user.")
-    auth_password: str | None = Field(None, alias="auth.password", description="basic: password.")
-    auth_token: str | None = Field(None, alias="auth.token", description="bearer: the token.")
+    auth_password: Password | None = Field(
+        None, alias="auth.password", description="basic: password."
+    )
+    auth_token: Password | None = Field(None, alias="auth.token", description="bearer: the token.")
     auth_api_key_name: str = Field(
         "X-API-Key", alias="auth.api.key.name", description="api_key: header or parameter name."
     )
-    auth_api_key_value: str | None = Field(
+    auth_api_key_value: Password | None = Field(
         None, alias="auth.api.key.value", description="api_key: the key."
     )
     auth_api_key_in: Literal["header", "query"] = Field(

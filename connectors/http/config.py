@@ -14,7 +14,7 @@ from typing import Any, Literal, Self
 from pydantic import Field, field_validator
 
 from connectors.http._common import HttpClientConfig, _json_object
-from hub.api import ConfigError, ConfigModel
+from hub.api import KAFKA_CONNECT, ConfigError, ConfigModel, Password
 
 Pagination = Literal["none", "link_header", "next_url", "cursor", "offset", "page"]
 
@@ -121,13 +121,15 @@ class HttpPollConfig(HttpClientConfig):
 class WebhookConfig(ConfigModel):
     """Settings of ``http-webhook``: records POSTed to ``/ingest/{connector}``."""
 
+    upstream_keys = KAFKA_CONNECT
+
     topic: str = Field(description="Topic every record is written to.")
     key_field: str | None = Field(None, alias="key.field", description="Pointer/path to the key.")
     timestamp_field: str | None = Field(None, alias="timestamp.field")
-    auth_token: str | None = Field(
+    auth_token: Password | None = Field(
         None, alias="webhook.auth.token", description="Require Authorization: Bearer <token>."
     )
-    hmac_secret: str | None = Field(
+    hmac_secret: Password | None = Field(
         None,
         alias="webhook.hmac.secret",
         description="Require an HMAC-SHA256 of the raw body, hex, in webhook.hmac.header.",

@@ -92,7 +92,9 @@ class PrometheusScrapeTask(SourceTask):
             response = self.client.get(target, headers={"Accept": ACCEPT})
             if response.status_code != 200:
                 raise ValueError(f"HTTP {response.status_code}: {excerpt(response)}")
-            samples = list(prometheus.parse(response.text))
+            kind = response.headers.get("content-type", "")
+            openmetrics = kind.startswith("application/openmetrics-text")
+            samples = list(prometheus.parse(response.text, openmetrics=openmetrics))
             up = 1.0
         except (httpx.HTTPError, ValueError) as exc:
             if self._stopping.is_set():

@@ -133,17 +133,28 @@ def check_slot(state: SlotState, config: PostgresCdcConfig) -> None:
         )
 
 
-def needs_snapshot(mode: str, offset: Mapping[str, Any] | None, slot: SlotState) -> bool:
+def needs_snapshot(
+    config: PostgresCdcConfig, offset: Mapping[str, Any] | None, slot: SlotState
+) -> bool:
     """Whether ``snapshot.mode`` asks for a snapshot given the committed offset and the slot.
 
     An offset from a snapshot that never finished (no ``snapshot_completed``) counts as none:
-    the exported snapshot it was read from is gone, so the snapshot starts over.
+    the exported snapshot it was read from is gone, so the snapshot starts over. ``always``
+    and ``configuration_based`` with ``snapshot.data=true`` snapshot on every start;
+    ``configuration_based`` with ``snapshot.on.data.error=true`` also when the committed
+    offset's WAL is gone with the slot (as ``when_needed``).
     """
     completed = bool(offset) and not (
         offset.get("snapshot") and not offset.get("snapshot_completed")  # type: ignore[union-attr]
     )
+    mode = config.snapshot_mode
     if mode in ("never", "no_data"):
         return False
+    if mode == "always":
+        return True
+    if mode == "configuration_based":
+        lost = completed and not slot.exists
+        return config.snapshot_data or (config.snapshot_on_data_error and lost)
     if mode == "when_needed":
         return not completed or not slot.exists
     return not completed

@@ -11,6 +11,10 @@ not do: a multi-row insert gives many rows one LSN.
 
 Transactions are not buffered: each change becomes records as it arrives, so a transaction
 of a million rows streams through in ``max.batch.size`` slices.
+
+With ``provide.transaction.metadata`` the BEGIN and END events (``transactions``) are records
+of the transaction too: BEGIN takes serial 1, END the last serial, so the resume filter above
+covers them like any change.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from connectors.postgres_cdc import pgoutput as pg
 from connectors.postgres_cdc._records import make_record
 from connectors.postgres_cdc.events import VERSION, ColumnSpec, TableSchema
 from connectors.postgres_cdc.replication import pg_time_to_unix_us
+from connectors.postgres_cdc.transactions import TX_KEY_SCHEMA, TX_VALUE_SCHEMA, TransactionMonitor
 from hub.api import SourceRecord
 
 log = logging.getLogger(__name__)
@@ -61,14 +66,20 @@ class ChangeDecoder:
         tombstones: bool,
         skipped: frozenset[str],
         resume: Position,
+        transaction_topic: str | None = None,
     ) -> None:
+        """``transaction_topic``: where BEGIN/END events go; None without transaction
+        metadata (``provide.transaction.metadata=false``)."""
         self.prefix, self.dbname, self.partition = prefix, dbname, partition
+        self._tx_topic = transaction_topic
+        self._txmon = TransactionMonitor() if transaction_topic else None
         self._relation_schema = relation_schema
         self._tombstones, self._skipped = tombstones, skipped
         self.resume = resume
         self.relations: dict[int, TableSchema | None] = {}
         self.in_tx = False
         self.last_commit_end = 0
+        self.last_commit_ms = 0  # commit time of the last transaction read (metrics)
         self._tx: pg.Begin | None = None
         self._serial = 0
         self._last_commit_lsn = 0
@@ -101,10 +112,17 @@ class ChangeDecoder:
                 self._change(msg, schema, lsn, out)
         elif isinstance(msg, pg.Begin):
             self._begin(msg)
+            if self._txmon is not None:
+                key, value = self._txmon.begin(msg.xid, lsn, self._tx_source["ts_ms"])
+                self._boundary(key, value, lsn, out)
         elif isinstance(msg, pg.Commit):
+            if self._txmon is not None and self._tx is not None:
+                key, value = self._txmon.end(lsn, pg_time_to_unix_us(msg.commit_ts) // 1000)
+                self._boundary(key, value, lsn, out)
             self.in_tx, self._tx = False, None
             self._last_commit_lsn = msg.commit_lsn
             self.last_commit_end = max(self.last_commit_end, msg.end_lsn)
+            self.last_commit_ms = pg_time_to_unix_us(msg.commit_ts) // 1000
         elif isinstance(msg, pg.Relation):
             self.relations[msg.oid] = self._relation_schema(msg)
         elif isinstance(msg, pg.Truncate) and self._tx is not None:
@@ -151,9 +169,11 @@ class ChangeDecoder:
             return
         after = schema.row(msg.new)
         before = schema.row(msg.old) if msg.old is not None else None
-        if before is not None and msg.old_is_key and schema.key(before) != schema.key(after):
-            # The primary key changed: Debezium's delete (+ tombstone) of the old key, then a
-            # create of the new one, so compacted topics keep only the new key.
+        keyed = msg.old_is_key or schema.custom_key
+        if before is not None and keyed and schema.key(before) != schema.key(after):
+            # The key changed (the primary key, or the message.key.columns, whose old values
+            # REPLICA IDENTITY FULL sends): Debezium's delete (+ tombstone) of the old key,
+            # then a create of the new one, so compacted topics keep only the new key.
             old_key = schema.key(before)
             self._emit(schema, "d", before, None, old_key, lsn, out)
             if self._tombstones:
@@ -161,6 +181,22 @@ class ChangeDecoder:
             self._emit(schema, "c", None, after, None, lsn, out)
         elif "u" not in self._skipped:
             self._emit(schema, "u", None if msg.old_is_key else before, after, None, lsn, out)
+
+    def _boundary(
+        self, key: dict[str, Any], value: dict[str, Any], lsn: int, out: list[SourceRecord]
+    ) -> None:
+        """A BEGIN or END event, numbered and filtered like the transaction's changes."""
+        tx = self._tx
+        assert tx is not None and self._tx_topic is not None
+        self._serial = serial = self._serial + 1
+        if serial <= self._skip_upto:
+            return
+        offset = {
+            "lsn_commit": tx.final_lsn, "event_serial_no": serial, "lsn": lsn,
+            "txId": tx.xid, "ts_usec": self._tx_source["ts_us"],
+        }  # fmt: skip
+        out.append(make_record(self._tx_topic, key, TX_KEY_SCHEMA, value, TX_VALUE_SCHEMA,
+                               self.partition, offset))  # fmt: skip
 
     def _emit(
         self,
@@ -175,6 +211,9 @@ class ChangeDecoder:
         tx = self._tx
         assert tx is not None
         self._serial = serial = self._serial + 1
+        block = None
+        if self._txmon is not None and op is not None:  # counted even when skipped below
+            block = self._txmon.event(f"{schema.namespace}.{schema.table}", lsn)
         if serial <= self._skip_upto:
             return  # emitted before a restart or reconnect
         offset = {
@@ -201,9 +240,11 @@ class ChangeDecoder:
             record_key = key if key is not None else schema.key(after or before or {})
             key_schema = schema.key_schema
         now_us = time.time_ns() // 1000
+        envelope = schema.envelope(op, before, after, source, now_us)
+        if block is not None:
+            envelope["transaction"] = block
         out.append(make_record(
-            schema.topic, record_key, key_schema,
-            schema.envelope(op, before, after, source, now_us), schema.value_schema,
+            schema.topic, record_key, key_schema, envelope, schema.value_schema,
             self.partition, offset,
         ))  # fmt: skip
 

@@ -5,17 +5,31 @@ meanings and defaults, with two deliberate differences (documented in
 docs/connectors/postgres-cdc.md): only ``plugin.name=pgoutput`` is supported (it ships with
 PostgreSQL; decoderbufs/wal2json need server extensions), and truncate events are emitted by
 default (``skipped.operations=none``), because the hub promises every committed change.
-Keys Debezium has and this connector does not use are accepted and ignored (``extra=allow``).
+
+Every other key Debezium defines is sorted by ``_debezium_keys``: implemented here, accepted
+because Sluice behaves as its given value, ignored with a warning (JVM-internal tuning), or a
+validation error naming it. The column rules (``column.mask.*``, ``column.truncate.*``) are
+key families read from the extra keys by ``column_rules``.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
-from hub.api import ConfigModel
+from connectors.postgres_cdc._debezium_keys import DEBEZIUM_POSTGRES
+from connectors.postgres_cdc._regex_list import compile_list, matches_any
+from connectors.postgres_cdc.columns import ColumnRules, key_columns_errors, value_rules
+from hub.api import ConfigError, ConfigModel, Password
+
+SnapshotMode = Literal[
+    "initial", "initial_only", "never", "no_data", "when_needed", "always", "configuration_based"
+]
+_EXCLUSIVE = (("table.include.list", "table.exclude.list"),
+              ("schema.include.list", "schema.exclude.list"),
+              ("column.include.list", "column.exclude.list"))  # fmt: skip
 
 
 def _split(value: str | None) -> list[str]:
@@ -25,12 +39,25 @@ def _split(value: str | None) -> list[str]:
 class PostgresCdcConfig(ConfigModel):
     """Settings of ``postgres-cdc`` (alias: Debezium's PostgresConnector class name)."""
 
+    upstream_keys = DEBEZIUM_POSTGRES
+
     hostname: str = Field(alias="database.hostname", description="PostgreSQL host.")
     port: int = Field(5432, alias="database.port", gt=0, lt=65536)
     user: str = Field(alias="database.user", description="Role with LOGIN and REPLICATION.")
-    password: str = Field("", alias="database.password")
+    password: Password = Field("", alias="database.password")
     dbname: str = Field(alias="database.dbname", description="Database to capture.")
     sslmode: str = Field("prefer", alias="database.sslmode")
+    sslcert: str | None = Field(None, alias="database.sslcert", description="Client certificate.")
+    sslkey: str | None = Field(None, alias="database.sslkey", description="Client private key.")
+    sslpassword: Password | None = Field(
+        None, alias="database.sslpassword", description="Password of database.sslkey."
+    )
+    sslrootcert: str | None = Field(
+        None, alias="database.sslrootcert", description="CA certificate(s) to verify the server."
+    )
+    tcp_keepalive: bool = Field(
+        True, alias="database.tcpKeepAlive", description="TCP keepalives on the connections."
+    )
     topic_prefix: str = Field(
         alias="topic.prefix",
         description="Logical server name: topics are <prefix>.<schema>.<table>.",
@@ -54,8 +81,39 @@ class PostgresCdcConfig(ConfigModel):
     table_exclude_list: str | None = Field(None, alias="table.exclude.list")
     schema_include_list: str | None = Field(None, alias="schema.include.list")
     schema_exclude_list: str | None = Field(None, alias="schema.exclude.list")
-    snapshot_mode: Literal["initial", "initial_only", "never", "no_data", "when_needed"] = Field(
-        "initial", alias="snapshot.mode"
+    column_include_list: str | None = Field(
+        None, alias="column.include.list",
+        description="Regexes of schema.table.column names the events carry (all others "
+        "are left out of before/after and the value schema).",
+    )  # fmt: skip
+    column_exclude_list: str | None = Field(
+        None, alias="column.exclude.list",
+        description="Regexes of schema.table.column names left out of the events.",
+    )  # fmt: skip
+    message_key_columns: str | None = Field(
+        None, alias="message.key.columns",
+        description="<table regex>:<col>,<col>;... columns that make the record key instead "
+        "of the primary key.",
+    )  # fmt: skip
+    provide_transaction_metadata: bool = Field(
+        False, alias="provide.transaction.metadata",
+        description="A transaction block in every event, and BEGIN/END events on "
+        "<topic.prefix>.<topic.transaction>.",
+    )  # fmt: skip
+    topic_transaction: str = Field("transaction", alias="topic.transaction", min_length=1)
+    unavailable_value_placeholder: str = Field(
+        "__debezium_unavailable_value", alias="unavailable.value.placeholder",
+        description="Value of unchanged TOASTed text columns the server did not resend.",
+    )  # fmt: skip
+    snapshot_mode: SnapshotMode = Field("initial", alias="snapshot.mode")
+    snapshot_data: bool = Field(False, alias="snapshot.mode.configuration.based.snapshot.data")
+    snapshot_schema: bool = Field(False, alias="snapshot.mode.configuration.based.snapshot.schema")
+    start_stream: bool = Field(False, alias="snapshot.mode.configuration.based.start.stream")
+    snapshot_on_schema_error: bool = Field(
+        False, alias="snapshot.mode.configuration.based.snapshot.on.schema.error"
+    )
+    snapshot_on_data_error: bool = Field(
+        False, alias="snapshot.mode.configuration.based.snapshot.on.data.error"
     )
     snapshot_fetch_size: int = Field(10240, alias="snapshot.fetch.size", gt=0)
     tombstones_on_delete: bool = Field(True, alias="tombstones.on.delete")
@@ -80,13 +138,66 @@ class PostgresCdcConfig(ConfigModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _legacy_server_name(cls, data: Any) -> Any:
-        """Debezium 1.x configs name the prefix ``database.server.name``: accept them as-is."""
-        if isinstance(data, dict) and "topic.prefix" not in data and "topic_prefix" not in data:
+    def _renamed_keys(cls, data: Any) -> Any:
+        """Debezium 1.x names the prefix ``database.server.name`` and 2.x names the heartbeat
+        prefix ``topic.heartbeat.prefix``: each is read in place of the other name."""
+        if not isinstance(data, dict):
+            return data
+        if "topic.prefix" not in data and "topic_prefix" not in data:
             legacy = data.get("database.server.name")
             if legacy:
-                return {**data, "topic.prefix": legacy}
+                data = {**data, "topic.prefix": legacy}
+        if "topic.heartbeat.prefix" in data and "heartbeat.topics.prefix" not in data:
+            data = {**data, "heartbeat.topics.prefix": data["topic.heartbeat.prefix"]}
         return data
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Self:
+        config = super().parse(raw)
+        errors = config.cross_field_errors()
+        if errors:
+            raise ConfigError(f"invalid {cls.__name__}", errors)
+        return config
+
+    def cross_field_errors(self) -> dict[str, list[str]]:
+        """Debezium's rules between keys, and the column-rule key families."""
+        errors: dict[str, list[str]] = {}
+        for include, exclude in _EXCLUSIVE:
+            if getattr(self, include.replace(".", "_")) and getattr(
+                self, exclude.replace(".", "_")
+            ):
+                errors[exclude] = [f'"{include}" is already specified; use one of them']
+        if self.message_key_columns is not None:
+            problems = key_columns_errors(self.message_key_columns)
+            if problems:
+                errors["message.key.columns"] = problems
+        for key, problem in value_rules(self.model_extra or {})[1].items():
+            errors[key] = [problem]
+        return errors
+
+    @field_validator("snapshot_mode", mode="before")
+    @classmethod
+    def _snapshot_mode(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        mode = value.strip().lower()
+        if mode == "custom":
+            raise ValueError(
+                "'custom' needs a Java Snapshotter plugin (snapshot.mode.custom.name), which "
+                "Sluice cannot load; use initial, always, when_needed, no_data, initial_only or "
+                "configuration_based"
+            )
+        return mode
+
+    @field_validator("unavailable_value_placeholder")
+    @classmethod
+    def _placeholder(cls, value: str) -> str:
+        if value.startswith("hex:"):
+            raise ValueError(
+                "hex: placeholders (bytes for binary columns) are not supported; Sluice "
+                "puts the placeholder text in TOASTed text columns and null elsewhere"
+            )
+        return value
 
     @field_validator("plugin_name", mode="before")
     @classmethod
@@ -109,14 +220,11 @@ class PostgresCdcConfig(ConfigModel):
         return value
 
     @field_validator("table_include_list", "table_exclude_list", "schema_include_list",
-                     "schema_exclude_list")  # fmt: skip
+                     "schema_exclude_list", "column_include_list",
+                     "column_exclude_list")  # fmt: skip
     @classmethod
     def _regexes(cls, value: str | None) -> str | None:
-        for part in _split(value):
-            try:
-                re.compile(part)
-            except re.error as exc:
-                raise ValueError(f"{part!r} is not a valid regular expression: {exc}") from None
+        compile_list(value)  # ValueError names the bad expression
         return value
 
     @field_validator("skipped_operations")
@@ -138,6 +246,11 @@ class PostgresCdcConfig(ConfigModel):
         }  # fmt: skip
         if self.password:
             params["password"] = self.password
+        for name in ("sslcert", "sslkey", "sslpassword", "sslrootcert"):
+            if getattr(self, name):
+                params[name] = getattr(self, name)
+        if not self.tcp_keepalive:
+            params["keepalives"] = "0"
         params.update(extra)
         return " ".join(f"{k}='{_quote(v)}'" for k, v in params.items())
 
@@ -145,12 +258,28 @@ class PostgresCdcConfig(ConfigModel):
     def skipped(self) -> frozenset[str]:
         return frozenset(op for op in _split(self.skipped_operations) if op != "none")
 
+    def column_rules(self) -> ColumnRules:
+        rules, _ = value_rules(self.model_extra or {})
+        return ColumnRules(self.column_include_list, self.column_exclude_list,
+                           self.message_key_columns, rules)  # fmt: skip
+
+    @property
+    def streams(self) -> bool:
+        """Whether the connector streams changes after its snapshot (or without one)."""
+        if self.snapshot_mode == "configuration_based":
+            return self.start_stream
+        return self.snapshot_mode != "initial_only"
+
+    @property
+    def transaction_topic(self) -> str:
+        return f"{self.topic_prefix}.{self.topic_transaction}"
+
     def table_filter(self) -> TableFilter:
         return TableFilter(
-            _split(self.table_include_list),
-            _split(self.table_exclude_list),
-            _split(self.schema_include_list),
-            _split(self.schema_exclude_list),
+            self.table_include_list,
+            self.table_exclude_list,
+            self.schema_include_list,
+            self.schema_exclude_list,
         )
 
 
@@ -159,28 +288,29 @@ def _quote(value: str) -> str:
 
 
 class TableFilter:
-    """Debezium's include/exclude lists: regexes matched against the whole ``schema.table``."""
+    """Debezium's include/exclude lists: regexes (``_regex_list`` rules: case-insensitive,
+    escaped commas) matched against the whole schema name or ``schema.table``."""
 
     def __init__(
         self,
-        include: list[str],
-        exclude: list[str],
-        schema_include: list[str],
-        schema_exclude: list[str],
+        include: str | None,
+        exclude: str | None,
+        schema_include: str | None,
+        schema_exclude: str | None,
     ) -> None:
-        self._include = [re.compile(p) for p in include]
-        self._exclude = [re.compile(p) for p in exclude]
-        self._schema_include = [re.compile(p) for p in schema_include]
-        self._schema_exclude = [re.compile(p) for p in schema_exclude]
+        self._include = compile_list(include)
+        self._exclude = compile_list(exclude)
+        self._schema_include = compile_list(schema_include)
+        self._schema_exclude = compile_list(schema_exclude)
 
     def __call__(self, namespace: str, table: str) -> bool:
         if namespace in ("pg_catalog", "information_schema"):
             return False
         full = f"{namespace}.{table}"
-        if self._schema_include and not any(p.fullmatch(namespace) for p in self._schema_include):
+        if self._schema_include and not matches_any(self._schema_include, namespace):
             return False
-        if any(p.fullmatch(namespace) for p in self._schema_exclude):
+        if matches_any(self._schema_exclude, namespace):
             return False
         if self._include:
-            return any(p.fullmatch(full) for p in self._include)
-        return not any(p.fullmatch(full) for p in self._exclude)
+            return matches_any(self._include, full)
+        return not matches_any(self._exclude, full)

@@ -10,6 +10,10 @@ A ``TableSchema`` is immutable and built once per table version (a Relation mess
 snapshot's catalog read), so converters can cache per schema object; a schema change builds a
 new one. Columns a row lacks (a TOASTed value the server did not resend) get Debezium's
 placeholder ``__debezium_unavailable_value`` when textual, else null.
+
+Column rules (``columns.TableColumns``: include/exclude lists, masking, ``message.key.columns``)
+shape the value schema and ``before``/``after`` through ``envelope``; rows are decoded whole
+first, so the key can use columns the value leaves out.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from connectors.postgres_cdc import types
+from connectors.postgres_cdc.columns import TableColumns
 from connectors.postgres_cdc.pgoutput import UNCHANGED_TOAST
 from hub.api import Field, Schema, SourceRecord, Type
 
@@ -113,8 +118,11 @@ class TableSchema:
         columns: Sequence[ColumnSpec],
         lookup: types.TypeLookup,
         decimal_mode: str = "precise",
+        rules: TableColumns | None = None,
+        unavailable: str = UNAVAILABLE,
     ) -> None:
         self.namespace, self.table = namespace, table
+        self._unavailable = unavailable
         self.columns = tuple(columns)
         self.topic = topic_name(prefix, namespace, table)
         base = f"{schema_name(prefix)}.{schema_name(namespace)}.{schema_name(table)}"
@@ -133,9 +141,19 @@ class TableSchema:
         self.has_primary_key = any(c.is_key for c in self.columns)
         key_idx = [i for i, c in enumerate(self.columns) if c.is_key]
         self._key_names = [self.columns[i].name for i in (key_idx or range(len(self.columns)))]
+        self.custom_key = rules is not None and rules.key_names is not None
+        if rules is not None and rules.key_names is not None:
+            self._key_names = list(rules.key_names)
+        self._project = rules.project if rules is not None and rules.projects else None
+        value_fields = fields
+        if rules is not None:
+            by_name = {f.name: f for f in fields}
+            value_fields = [_with_parameters(by_name[n], rules.parameters.get(n))
+                            for n in rules.value_names]  # fmt: skip
         self.row_schema = Schema(Type.STRUCT, optional=True, name=f"{base}.Value",
-                                 fields=tuple(fields))  # fmt: skip
-        key_fields = tuple(f for f in fields if f.name in self._key_names)
+                                 fields=tuple(value_fields))  # fmt: skip
+        by_name = {f.name: f for f in fields}
+        key_fields = tuple(by_name[n] for n in self._key_names if n in by_name)
         self.key_schema = Schema(Type.STRUCT, name=f"{base}.Key", fields=key_fields)
         self.value_schema = Schema(
             Type.STRUCT,
@@ -173,7 +191,7 @@ class TableSchema:
         out: dict[str, Any] = {}
         for (name, convert, kind), text in zip(self._converters, values, strict=False):
             if text is UNCHANGED_TOAST:
-                out[name] = UNAVAILABLE if kind is Type.STRING else None
+                out[name] = self._unavailable if kind is Type.STRING else None
             else:
                 out[name] = text if convert is None or text is None else convert(text)
         return out
@@ -192,6 +210,8 @@ class TableSchema:
         source: dict[str, Any],
         now_us: int,
     ) -> dict[str, Any]:
+        if self._project is not None:
+            before, after = self._project(before), self._project(after)
         return {
             "before": before,
             "after": after,
@@ -202,6 +222,16 @@ class TableSchema:
             "ts_ns": now_us * 1000,
             "transaction": None,
         }
+
+
+def _with_parameters(field: Field, parameters: dict[str, str] | None) -> Field:
+    if not parameters:
+        return field
+    s = field.schema
+    merged = {**(s.parameters or {}), **parameters}
+    return Field(field.name, Schema(s.type, optional=s.optional, name=s.name, version=s.version,
+                                    doc=s.doc, default=s.default, parameters=merged,
+                                    fields=s.fields, key=s.key, value=s.value))  # fmt: skip
 
 
 def heartbeat_record(

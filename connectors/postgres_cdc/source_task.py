@@ -14,6 +14,12 @@ so the slot's ``confirmed_flush_lsn`` never passes the stored offset. After any 
 stored offset filters what the server resends: nothing lost, nothing emitted twice unless it
 was emitted but not yet acknowledged at a crash.
 
+Exactly once (the worker's ``exactly.once.source.support=enabled``): offsets and records commit
+in one transaction and ``commit`` runs after it, so the slot is confirmed only up to a
+committed transaction. With ``transaction.boundary=connector`` the task keeps a snapshot in
+one transaction (a crash mid-snapshot leaves none of it visible) and commits after each poll
+of the stream.
+
 Dropped connections (a database restart): ``poll`` raises RetriableError, the worker calls
 ``poll`` again, and the task reconnects with backoff, resuming after the last *emitted* record.
 """
@@ -61,16 +67,21 @@ class PostgresCdcSourceTask(SourceTask):
         self._meta: psycopg.Connection[Any] | None = None
         self._snapshot: SnapshotEmitter | None = None
         self.ident = "postgres-cdc"
+        self._confirmed = self._wal_end = self._server_wal_end = 0  # set again by start
+        self._lag_ms = 0.0
 
     def start(self, config: Mapping[str, Any]) -> None:
         self.config = c = PostgresCdcConfig.parse(config)
         self.ident = f"{config.get('name', 'postgres-cdc')}|{c.topic_prefix}"
         self.partition = {"server": c.topic_prefix}
         self._filter = c.table_filter()
+        self._columns = c.column_rules()
         self._acked: Mapping[str, Any] | None = None  # written by the producer thread
         self._acked_before_last_commit: Mapping[str, Any] | None = None
         self._confirmed = 0  # highest LSN reported as flushed to the server
         self._wal_end = 0
+        self._server_wal_end = 0  # the server's WAL end, from its keepalives (metrics)
+        self._lag_ms = 0.0  # commit-to-read delay of the last transaction read (metrics)
         self._emitted = Position(0, 0)
         self._next_heartbeat = time.monotonic() + c.heartbeat_interval_ms / 1000
         self._retry_at, self._backoff = 0.0, 0.1
@@ -95,9 +106,14 @@ class PostgresCdcSourceTask(SourceTask):
             prefix=c.topic_prefix, dbname=c.dbname, partition=self.partition,
             relation_schema=self._relation_schema, tombstones=c.tombstones_on_delete,
             skipped=c.skipped, resume=Position.from_offset(dict(offset) if offset else None),
+            transaction_topic=c.transaction_topic if c.provide_transaction_metadata else None,
         )  # fmt: skip
-        if _setup.needs_snapshot(c.snapshot_mode, offset, slot):
+        if _setup.needs_snapshot(c, offset, slot):
             self._begin_snapshot(slot.exists)
+        elif not c.streams:  # configuration_based, neither snapshot nor stream: nothing to do
+            self._streaming_done = True
+            log.warning("[%s] snapshot.mode=%s takes no snapshot and does not stream: the task "
+                        "emits nothing", self.ident, c.snapshot_mode)  # fmt: skip
         else:
             self._confirmed = max(slot.confirmed_flush, self.decoder.resume.commit)
             if not slot.exists:
@@ -107,10 +123,7 @@ class PostgresCdcSourceTask(SourceTask):
                                 self.ident, c.slot_name)  # fmt: skip
                 self._repl = self._replication()
                 self._confirmed, _ = self._repl.create_slot(c.slot_name, export_snapshot=False)
-            if c.snapshot_mode == "initial_only":
-                self._streaming_done = True
-            else:
-                self._start_streaming()
+            self._start_streaming()
 
     # -- start-up helpers ------------------------------------------------------------------
 
@@ -139,11 +152,17 @@ class PostgresCdcSourceTask(SourceTask):
 
     def _make_schema(self, namespace: str, table: str, columns: list[ColumnSpec],
                      catalog: Catalog) -> TableSchema:  # fmt: skip
-        if not any(col.is_key for col in columns):
+        c = self.config
+        rules = self._columns.for_table(
+            namespace, table, [(col.name, col.type_oid, col.typmod) for col in columns]
+        )
+        schema = TableSchema(c.topic_prefix, namespace, table, columns, catalog.type_info,
+                             c.decimal_handling_mode, rules,
+                             c.unavailable_value_placeholder)  # fmt: skip
+        if not schema.has_primary_key and not schema.custom_key:
             log.warning("[%s] table %s.%s has no primary key: its record key is the whole row",
                         self.ident, namespace, table)  # fmt: skip
-        return TableSchema(self.config.topic_prefix, namespace, table, columns,
-                           catalog.type_info, self.config.decimal_handling_mode)  # fmt: skip
+        return schema
 
     def _relation_schema(self, rel: Relation) -> TableSchema | None:
         if not self._filter(rel.namespace, rel.name):
@@ -162,6 +181,15 @@ class PostgresCdcSourceTask(SourceTask):
     # -- polling ---------------------------------------------------------------------------
 
     def poll(self) -> list[SourceRecord] | None:
+        out = self._poll()
+        transactions = getattr(self.context, "transaction_context", None)
+        if out and transactions is not None and self._snapshot is None:
+            # transaction.boundary=connector (exactly once): a snapshot stays in one
+            # transaction until its last record; each poll of the stream commits.
+            transactions.commit_transaction()
+        return out
+
+    def _poll(self) -> list[SourceRecord] | None:
         with self._lock:
             if self._stopping.is_set():
                 return None
@@ -188,10 +216,11 @@ class PostgresCdcSourceTask(SourceTask):
         if snap.done:
             self._snapshot = None
             snap.close()
-            if self.config.snapshot_mode == "initial_only":
+            if not self.config.streams:
                 self._streaming_done = True
                 self._close_connections()  # nothing more to read; the slot stays (see docs)
-                log.info("[%s] snapshot done; initial_only: not streaming", self.ident)
+                log.info("[%s] snapshot done; snapshot.mode=%s: not streaming", self.ident,
+                         self.config.snapshot_mode)  # fmt: skip
             else:
                 self._start_streaming()
         return out or None
@@ -219,6 +248,7 @@ class PostgresCdcSourceTask(SourceTask):
                 handle(xlog_start(buf, 1)[0], buf[XLOG_PAYLOAD:], out)
             elif buf[0] == 107:  # 'k' keepalive
                 msg = keepalive(buf)
+                self._server_wal_end = max(self._server_wal_end, msg.wal_end)
                 if not decoder.in_tx:
                     self._wal_end = max(self._wal_end, msg.wal_end)
                 if msg.reply:
@@ -228,6 +258,8 @@ class PostgresCdcSourceTask(SourceTask):
                                      out[-1].source_offset["event_serial_no"])  # fmt: skip
         if not decoder.in_tx:
             self._wal_end = max(self._wal_end, decoder.last_commit_end)
+        if out and decoder.last_commit_ms:
+            self._lag_ms = max(time.time() * 1000 - decoder.last_commit_ms, 0.0)
         self._heartbeat(out)
         if repl.status_due(self.config.status_update_interval_ms / 1000):
             repl.send_status(self._confirmed, max(self._wal_end, self._confirmed))
@@ -293,6 +325,18 @@ class PostgresCdcSourceTask(SourceTask):
                     log.debug("[%s] status update failed: %s", self.ident, exc)
 
     # -- stopping --------------------------------------------------------------------------
+
+    def metrics(self) -> Mapping[str, float]:
+        """Replication lag as operators watch it: bytes of WAL the server has beyond what this
+        task confirmed (the slot's ``confirmed_flush_lsn`` vs the server's WAL end, like
+        ``pg_wal_lsn_diff``), and milliseconds between the commit of the last transaction read
+        and its reading (Debezium's ``MilliSecondsBehindSource``)."""
+        end = max(self._server_wal_end, self._wal_end)
+        return {
+            "replication_lag_bytes": float(max(end - self._confirmed, 0)) if end else 0.0,
+            "replication_lag_ms": self._lag_ms,
+            "snapshot_running": 1.0 if self._snapshot is not None else 0.0,
+        }
 
     def stop(self) -> None:
         self._stopping.set()

@@ -11,10 +11,14 @@ from typing import Literal
 
 from pydantic import Field
 
+from connectors._storage._confluent_keys import CONFLUENT_S3
 from connectors._storage.config import StorageSinkConfig
+from hub.api import Password
 
 
 class S3SinkConfig(StorageSinkConfig):
+    upstream_keys = CONFLUENT_S3
+
     bucket: str = Field(alias="s3.bucket.name", min_length=1, description="Bucket to write to.")
     region: str = Field("us-west-2", alias="s3.region", description="AWS region of the bucket.")
     store_url: str | None = Field(
@@ -35,14 +39,14 @@ class S3SinkConfig(StorageSinkConfig):
     access_key_id: str | None = Field(
         None, alias="aws.access.key.id", description="Access key; else the standard chain."
     )
-    secret_access_key: str | None = Field(
+    secret_access_key: Password | None = Field(
         None, alias="aws.secret.access.key", description="Secret key; else the standard chain."
     )
     part_retries: int = Field(
         3, alias="s3.part.retries", ge=0, description="Retries per request (5xx, throttling)."
     )
     retry_backoff_ms: int = Field(
-        200, alias="s3.retry.backoff.ms", ge=0, description="Accepted; botocore backs off itself."
+        200, alias="s3.retry.backoff.ms", ge=0, description="Ignored (warning): botocore backs off."
     )
     connect_timeout_ms: int = Field(
         10_000, alias="s3.connect.timeout.ms", gt=0, description="Extension: TCP connect timeout."

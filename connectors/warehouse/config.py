@@ -18,8 +18,10 @@ from typing import Any, Literal, Self
 
 from pydantic import Field, field_validator
 
-from connectors.warehouse.jdbc_url import to_sqlalchemy_url
-from hub.api import ConfigError, ConfigModel
+from connectors.warehouse._jdbc_keys import CONFLUENT_JDBC
+from connectors.warehouse.jdbc_url import require_driver, to_sqlalchemy_url
+from hub.api import ConfigError, ConfigModel, Password
+from hub.api.paths import check_database
 
 KAFKA_PK_FIELDS = ("__connect_topic", "__connect_partition", "__connect_offset")
 
@@ -33,6 +35,8 @@ def _split(value: Any) -> Any:
 class WarehouseSinkConfig(ConfigModel):
     """Settings of ``warehouse-sink`` (alias io.confluent.connect.jdbc.JdbcSinkConnector)."""
 
+    upstream_keys = CONFLUENT_JDBC
+
     topics: str | None = Field(None, description="Comma-separated topics to read.")
     topics_regex: str | None = Field(None, alias="topics.regex", description="Topic regex.")
     connection_url: str = Field(
@@ -41,7 +45,7 @@ class WarehouseSinkConfig(ConfigModel):
         "jdbc:duckdb:path) or SQLAlchemy URL (postgresql+psycopg://user@host/db).",
     )
     connection_user: str | None = Field(None, alias="connection.user")
-    connection_password: str | None = Field(None, alias="connection.password")
+    connection_password: Password | None = Field(None, alias="connection.password")
     insert_mode: Literal["insert", "upsert", "update"] = Field(
         "insert",
         alias="insert.mode",
@@ -104,7 +108,9 @@ class WarehouseSinkConfig(ConfigModel):
     @field_validator("connection_url")
     @classmethod
     def _url(cls, value: str) -> str:
-        to_sqlalchemy_url(value)  # raises ValueError with the hint
+        url = to_sqlalchemy_url(value)  # raises ValueError with the hint
+        require_driver(url)  # a missing driver (DuckDB: the duckdb extra) is named here
+        check_database(url.drivername, url.database)  # a SQLite/DuckDB file: file.allowed.paths
         return value
 
     @field_validator("table_name_format")

@@ -14,7 +14,7 @@ from typing import Any
 
 from connectors.warehouse.config import WarehouseSinkConfig
 from connectors.warehouse.sink_task import WarehouseSinkTask
-from hub.api import ConfigError, SinkConnector
+from hub.api import ConfigError, ExactlyOnceSupport, SinkConnector
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,16 @@ class WarehouseSinkConnector(SinkConnector):
     def task_configs(self, max_tasks: int) -> list[dict[str, Any]]:
         base = self.config.raw()
         return [{**base, "task.id": i} for i in range(max(1, max_tasks))]
+
+    @classmethod
+    def exactly_once_delivery(cls, config: Mapping[str, Any]) -> ExactlyOnceSupport | None:
+        """``insert.mode=upsert`` (or ``update``) rewrites a redelivered record's own row (its
+        key, or with ``pk.mode=kafka`` its topic/partition/offset): no duplicate rows. Plain
+        inserts append a second row."""
+        mode = str(config.get("insert.mode", "insert")).strip().lower()
+        if mode in ("upsert", "update"):
+            return ExactlyOnceSupport.SUPPORTED
+        return ExactlyOnceSupport.UNSUPPORTED
 
     @classmethod
     def validate(cls, raw: Mapping[str, Any]) -> dict[str, list[str]]:

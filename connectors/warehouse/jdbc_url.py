@@ -21,7 +21,7 @@ import logging
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
 log = logging.getLogger(__name__)
 
@@ -112,3 +112,20 @@ def _network(driver: str, tail: str, *, postgres: bool) -> URL:
         database=parts.path.lstrip("/") or None,
         query=query,
     )
+
+
+def require_driver(url: URL) -> None:
+    """ValueError naming what to install when ``url``'s dialect or its driver is missing.
+
+    Checked at validation, so a connector whose database driver is absent is refused by name
+    instead of failing in its task; DuckDB comes with the ``duckdb`` extra.
+    """
+    backend = url.get_backend_name()
+    try:
+        url.get_dialect().import_dbapi()
+    except (NoSuchModuleError, ImportError):
+        if backend == "duckdb":
+            hint = "pip install 'sluice[duckdb]'"
+        else:
+            hint = f"install the Python driver for {url.drivername}"
+        raise ValueError(f"{backend} needs a driver that is not installed: {hint}") from None

@@ -328,7 +328,9 @@ class WarehouseSinkTask(SinkTask):
             hit = self._kinds[key] = (table, sql.binary_kinds(table, columns, self.engine.dialect))
         return hit[1]
 
-    def _apply(self, changes: Pending, binary: sql.BinaryCopy | None = None) -> None:
+    def _apply(
+        self, changes: Sequence[RowChange | RowRun], binary: sql.BinaryCopy | None = None
+    ) -> None:
         """One transaction of ``changes``; runs on the writer thread. A binary COPY that meets
         a value its dumper refuses is rolled back and the transaction runs again as text."""
         conn = self._connection()
@@ -358,11 +360,11 @@ class WarehouseSinkTask(SinkTask):
         if exc is not None and classify(exc) == "record":
             log.debug("[%s] batch of %d failed (%s); splitting", self.ident, len(changes),
                       describe(exc))  # fmt: skip
-            changes = expand(changes)
+            singles = expand(changes)
             try:
-                self._isolate(changes)
+                self._isolate(singles)
             except BaseException:
-                self._restore(changes, offsets, rows)
+                self._restore(singles, offsets, rows)
                 raise
             exc = None
         elif exc is None:
@@ -377,7 +379,9 @@ class WarehouseSinkTask(SinkTask):
             if offset > done.get(tp, -1):
                 done[tp] = offset
 
-    def _restore(self, changes: Pending, offsets: dict[tuple[str, int], int], rows: int) -> None:
+    def _restore(
+        self, changes: Sequence[RowChange | RowRun], offsets: dict[tuple[str, int], int], rows: int
+    ) -> None:
         """A failed transaction's changes (``rows`` rows) become pending again, ahead of the
         newer ones."""
         self._pending[:0] = changes

@@ -46,12 +46,29 @@ topic and source partition, held as columns), which the worker can produce witho
 per record; see its docstring and docs/runtime.md. A sink task's ``put`` receives a
 ``SinkRecordBatch``: a sequence of records that also offers the consumed bytes as columns (see
 docs/plugins.md).
+
+Speed through the contract, not around it: a converter states its ``raw_form()`` (the bytes are
+text in one encoding, or are the value) so the runtime can skip calling it per record, and a
+connector builds records at high rates with ``record_factory`` (positional, equal to the
+constructor) instead of touching the records' internals.
 """
 
 from hub.api.config import ConfigModel, validate_config
 from hub.api.connector import Connector, ConnectorContext
-from hub.api.converter import Converter, HeaderConverter, SchemaAndValue
+from hub.api.converter import (
+    Converter,
+    HeaderConverter,
+    HeaderRawForm,
+    RawForm,
+    SchemaAndValue,
+)
 from hub.api.errors import ConfigError, ConnectError, DataError, RetriableError
+from hub.api.exactly_once import (
+    ConnectorTransactionBoundaries,
+    ExactlyOnceSupport,
+    TransactionContext,
+)
+from hub.api.password import Password, is_password, password_keys
 from hub.api.record import (
     ConnectRecord,
     Header,
@@ -60,6 +77,7 @@ from hub.api.record import (
     TimestampType,
     TopicPartition,
 )
+from hub.api.record_factory import record_factory
 from hub.api.schema import Field, Schema, Type
 from hub.api.sink import (
     RawConversion,
@@ -77,23 +95,30 @@ from hub.api.source import (
     SourceTaskContext,
 )
 from hub.api.transform import Predicate, Transformation
+from hub.api.upstream import KAFKA_CONNECT, UpstreamKeys
 
 __all__ = [
+    "KAFKA_CONNECT",
     "ConfigError",
     "ConfigModel",
     "ConnectError",
     "ConnectRecord",
     "Connector",
     "ConnectorContext",
+    "ConnectorTransactionBoundaries",
     "Converter",
     "DataError",
+    "ExactlyOnceSupport",
     "Field",
     "Header",
     "HeaderConverter",
+    "HeaderRawForm",
     "OffsetReader",
+    "Password",
     "PollResult",
     "Predicate",
     "RawConversion",
+    "RawForm",
     "RetriableError",
     "Schema",
     "SchemaAndValue",
@@ -109,7 +134,12 @@ __all__ = [
     "SourceTaskContext",
     "TimestampType",
     "TopicPartition",
+    "TransactionContext",
     "Transformation",
     "Type",
+    "UpstreamKeys",
+    "is_password",
+    "password_keys",
+    "record_factory",
     "validate_config",
 ]

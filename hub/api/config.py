@@ -11,17 +11,21 @@ dotted key names are the field aliases, so a user's existing JSON validates as-i
 The same model gives the REST API its validation errors (``validate_config``: field -> reasons,
 HTTP 400) and the web console its form (``config_schema``: JSON Schema keyed by alias).
 Unknown keys are kept (``extra="allow"``): Kafka Connect configs routinely carry keys meant
-for the worker or for transforms, and rejecting them would break existing configs.
+for the worker or for transforms, and rejecting them would break existing configs. A model that
+stands in for another system's plugin sets ``upstream_keys`` (see ``hub.api.upstream``): then a
+key that system defines but the model does not implement is a validation error naming it, never
+silently accepted.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from hub.api.errors import ConfigError
+from hub.api.upstream import UpstreamKeys
 
 
 class ConfigModel(BaseModel):
@@ -31,16 +35,45 @@ class ConfigModel(BaseModel):
         populate_by_name=True, extra="allow", frozen=True, str_strip_whitespace=True
     )
 
+    upstream_keys: ClassVar[UpstreamKeys | None] = None
+    """Keys of the system this plugin stands in for; None: no such check (see the module)."""
+
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Self:
         """Validates ``raw`` (string values are coerced, as in Kafka Connect's JSON).
 
-        Raises ConfigError whose ``errors`` maps each bad key (its alias) to its reasons.
+        Raises ConfigError whose ``errors`` maps each bad key (its alias) to its reasons,
+        including upstream keys the model does not implement (``upstream_keys``).
         """
+        upstream: dict[str, list[str]] = {}
+        if cls.upstream_keys is not None:
+            upstream, ignored = cls.upstream_keys.check(raw, cls.implemented_keys())
+            cls.upstream_keys.warn_ignored(cls.__name__, ignored)
         try:
-            return cls.model_validate(dict(raw))
+            config = cls.model_validate(dict(raw))
         except ValidationError as exc:
-            raise ConfigError(f"invalid {cls.__name__}", _field_errors(cls, exc)) from None
+            errors = _field_errors(cls, exc)
+            for key, reasons in upstream.items():
+                errors.setdefault(key, []).extend(reasons)
+            raise ConfigError(f"invalid {cls.__name__}", errors) from None
+        if upstream:
+            raise ConfigError(f"invalid {cls.__name__}", upstream)
+        return config
+
+    @classmethod
+    def implemented_keys(cls) -> set[str]:
+        """Every key a field of this model reads: aliases, validation aliases and names."""
+        keys: set[str] = set()
+        for name, info in cls.model_fields.items():
+            keys.add(name)
+            if info.alias:
+                keys.add(info.alias)
+            choices = getattr(info.validation_alias, "choices", None)
+            if isinstance(info.validation_alias, str):
+                keys.add(info.validation_alias)
+            elif choices:
+                keys.update(c for c in choices if isinstance(c, str))
+        return keys
 
     @classmethod
     def json_schema(cls) -> dict[str, Any]:

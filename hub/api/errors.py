@@ -8,7 +8,9 @@ Tree::
     ├── DataError           one record cannot be converted/transformed: subject to
     │                       ``errors.tolerance`` and the dead-letter queue, not a task failure
     │                       when tolerated
-    └── ConfigError         a config is invalid; carries per-field messages for HTTP 400
+    ├── ConfigError         a config is invalid; carries per-field messages for HTTP 400
+    └── PathNotAllowedError a path outside ``file.allowed.paths`` (``hub.api.paths``); also a
+                            ``PermissionError``, so code that skips unreadable files skips it
 """
 
 from __future__ import annotations
@@ -32,3 +34,8 @@ class ConfigError(ConnectError):
     def __init__(self, message: str, errors: dict[str, list[str]] | None = None) -> None:
         super().__init__(message)
         self.errors: dict[str, list[str]] = errors or {}
+
+
+class PathNotAllowedError(ConnectError, PermissionError):
+    """A path outside ``file.allowed.paths`` (also an OSError, so file-scanning code that skips
+    unreadable entries skips these too)."""

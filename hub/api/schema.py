@@ -108,6 +108,8 @@ def struct(*fields: tuple[str, Schema], name: str | None = None, optional: bool 
     )
 
 
+INT8_SCHEMA = Schema(Type.INT8)
+INT16_SCHEMA = Schema(Type.INT16)
 INT32_SCHEMA = Schema(Type.INT32)
 INT64_SCHEMA = Schema(Type.INT64)
 FLOAT64_SCHEMA = Schema(Type.FLOAT64)

@@ -13,10 +13,11 @@ from __future__ import annotations
 import codecs
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol, overload
+from typing import Any, Protocol, overload
 
 from hub.api.connector import Connector
+from hub.api.converter import OBJECTS, RawForm
+from hub.api.exactly_once import ExactlyOnceSupport
 from hub.api.record import SinkRecord, TopicPartition
 
 
@@ -58,6 +59,16 @@ class ErrantRecordReporter(Protocol):
 class SinkConnector(Connector):
     """A connector whose tasks are SinkTasks; ``topics`` or ``topics.regex`` choose input."""
 
+    @classmethod
+    def exactly_once_delivery(cls, config: Mapping[str, Any]) -> ExactlyOnceSupport | None:
+        """Whether this configuration writes exactly once: records the worker delivers again
+        after a crash (from the last committed offset) leave no duplicate in the target,
+        because writes are idempotent (deterministic object names, upserts) or the sink
+        tracks its own progress. A Sluice extension (Kafka Connect has no sink-side
+        declaration); with exactly-once sources and ``read_committed`` input it makes a
+        pipeline exactly once end to end. None (the default) = not claimed."""
+        return None
+
 
 class SinkTask(ABC):
     def __init__(self, context: SinkTaskContext) -> None:
@@ -93,37 +104,20 @@ class SinkTask(ABC):
     def stop(self) -> None:
         """The task is stopping; release resources."""
 
+    def metrics(self) -> Mapping[str, float]:
+        """Connector-specific gauges, read when Prometheus scrapes the hub, on another thread:
+        keep it cheap and non-blocking (attributes, an ``fstat``). Each ``name`` (lower snake
+        case) is exported as ``sluice_connector_task_<name>{connector, task}``; the default
+        reports none."""
+        return {}
+
 
 # -- the columnar batch handed to put -----------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class RawConversion:
-    """What a configured key or value converter makes of the consumed bytes.
-
-    ``kind``:
-
-    - ``"text"``: the converter decodes the bytes in ``encoding`` (a Python codec's canonical
-      name, e.g. ``"utf-8"``) with a string schema, and fails (``DataError``) on bytes that do
-      not decode; None stays None. The raw bytes ARE the text's ``encoding`` form.
-    - ``"bytes"``: the value is the consumed bytes unchanged (bytes schema); never fails.
-    - ``"other"``: anything else (JSON, Avro, a custom converter): only the records say what
-      the value is.
-
-    ``null_safe``: None (a null key or value) converts to None without failing, as with every
-    built-in converter; so a column of Nones converts cleanly whatever the kind.
-    """
-
-    kind: Literal["text", "bytes", "other"]
-    encoding: str = ""
-    null_safe: bool = False
-
-    def is_text(self, encoding: str) -> bool:
-        """True if the converter gives ``raw.decode(encoding)`` (codec names compare canonical)."""
-        return self.kind == "text" and self.encoding == codecs.lookup(encoding).name
-
-
-OTHER_CONVERSION = RawConversion("other")
+RawConversion = RawForm
+"""The converter's raw form as ``SinkRecordBatch`` reports it (the name sinks have used)."""
+OTHER_CONVERSION = OBJECTS
 
 # Codecs that decode each byte independently of its neighbours, or (UTF-8) restart at any
 # ASCII byte: values joined with b"\n" decode iff every value does, so one decode checks them all.
@@ -166,9 +160,9 @@ class SinkRecordBatch(Sequence[SinkRecord]):
     None), ``headers`` (the consumed ``[(key, bytes | None), ...]`` or None) and
     ``timestamps`` (``(type, epoch ms)``: type 0 none, 1 create time, 2 log-append time).
     ``key_conversion`` / ``value_conversion`` say what the converters make of the bytes
-    (``RawConversion``); ``headers_exact`` is true when the header converter is a built-in
-    one (a pure function of key and bytes that does not fail) and ``convert_header`` gives
-    the value a record's header would hold.
+    (their ``raw_form()``, a ``RawForm``); ``headers_exact`` is true when the header
+    converter's raw form is ``text`` (a pure function of key and bytes that does not fail)
+    and ``convert_header`` gives the value a record's header would hold.
 
     Using the columns, a sink takes over the converters' job and must give the same result:
 
@@ -200,8 +194,8 @@ class SinkRecordBatch(Sequence[SinkRecord]):
         offsets: list[int],
         *,
         build: Callable[[], list[SinkRecord]],
-        key_conversion: RawConversion = OTHER_CONVERSION,
-        value_conversion: RawConversion = OTHER_CONVERSION,
+        key_conversion: RawForm = OBJECTS,
+        value_conversion: RawForm = OBJECTS,
         convert_header: Callable[[str, str, bytes | None], Any] | None = None,
     ) -> None:
         """``messages``: the consumed messages, objects of one class with confluent-kafka's
@@ -275,7 +269,7 @@ class SinkRecordBatch(Sequence[SinkRecord]):
         return self._clean
 
     @staticmethod
-    def _converts(conversion: RawConversion, column: list[bytes | None]) -> bool:
+    def _converts(conversion: RawForm, column: list[bytes | None]) -> bool:
         if conversion.kind == "bytes":
             return True
         if conversion.null_safe and column.count(None) == len(column):

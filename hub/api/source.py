@@ -20,10 +20,15 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import repeat
 from typing import Any, Protocol, overload
 
+from hub.api._slots import slot_setters
 from hub.api.connector import Connector
+from hub.api.exactly_once import (
+    ConnectorTransactionBoundaries,
+    ExactlyOnceSupport,
+    TransactionContext,
+)
 from hub.api.record import Header, SourceRecord
 from hub.api.schema import STRING_SCHEMA, Schema
-from hub.api.slots import slot_setters
 
 
 class OffsetReader(Protocol):
@@ -42,6 +47,11 @@ class SourceTaskContext(Protocol):
 
     @property
     def config(self) -> Mapping[str, Any]: ...
+
+    @property
+    def transaction_context(self) -> TransactionContext | None:
+        """The task's say over transaction boundaries (``transaction.boundary=connector``
+        with exactly-once support enabled); None otherwise."""
 
 
 _RECORD_FIELDS = ("topic", "partition", "key", "value", "key_schema", "value_schema",
@@ -237,6 +247,21 @@ def as_records(
 class SourceConnector(Connector):
     """A connector whose tasks are SourceTasks."""
 
+    @classmethod
+    def exactly_once_support(cls, config: Mapping[str, Any]) -> ExactlyOnceSupport | None:
+        """Whether this configuration can deliver exactly once (KIP-618): SUPPORTED when
+        re-reading from a committed source offset yields the same records. None (the
+        default) means unknown, which ``exactly.once.support=required`` refuses."""
+        return None
+
+    @classmethod
+    def can_define_transaction_boundaries(
+        cls, config: Mapping[str, Any]
+    ) -> ConnectorTransactionBoundaries:
+        """SUPPORTED if its tasks use ``context.transaction_context`` with this configuration
+        (needed for ``transaction.boundary=connector``); UNSUPPORTED by default."""
+        return ConnectorTransactionBoundaries.UNSUPPORTED
+
 
 class SourceTask(ABC):
     """Does the reading. ``poll`` may block briefly (<= ~1 s) so ``stop`` is honoured quickly."""
@@ -275,6 +300,26 @@ class SourceTask(ABC):
         a failed delivery (the task then fails). Use it to acknowledge a queue or answer a
         waiting client per batch."""
 
+    def commit_batch(self, batch: SourceRecordBatch, offsets: Sequence[int | None]) -> None:  # noqa: B027
+        """Every record of ``batch`` (one ``SourceRecordBatch`` of a poll result) is safe;
+        ``offsets[i]`` is the Kafka offset record ``i`` was written at, or None if it was not
+        written (dropped by a transform, or skipped under ``errors.tolerance=all``).
+
+        A Sluice extension: ``commit_record``'s columnar counterpart, for a task that must
+        know where each record landed (MirrorMaker's offset syncs) without giving up the
+        columnar fast path. Called once per batch, after all of it was acknowledged, on the
+        producer's callback thread or on the task's own thread; calls for batches sent to the
+        same topic partition come in poll order, calls for different partitions may overlap,
+        and a call may come after ``stop``. Not called for a batch with a failed delivery (the
+        task then fails). Records outside batches still go to ``commit_record``."""
+
     @abstractmethod
     def stop(self) -> None:
         """Stop polling; called from another thread, so only set flags and wake ``poll``."""
+
+    def metrics(self) -> Mapping[str, float]:
+        """Connector-specific gauges, read when Prometheus scrapes the hub, on another thread:
+        keep it cheap and non-blocking (attributes, an ``fstat``). Each ``name`` (lower snake
+        case) is exported as ``sluice_connector_task_<name>{connector, task}``; the default
+        reports none."""
+        return {}

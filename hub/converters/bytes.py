@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from hub.api import Converter, DataError, Schema, SchemaAndValue
+from hub.api import Converter, DataError, RawForm, Schema, SchemaAndValue
 from hub.api.schema import OPTIONAL_BYTES_SCHEMA, Type
+
+_BYTES_FORM = RawForm("bytes", null_safe=True)
 
 
 class ByteArrayConverter(Converter):
     name = "bytes"
     aliases = ("ByteArrayConverter", "org.apache.kafka.connect.converters.ByteArrayConverter")
     description = "Raw bytes in and out; the value must already be bytes."
+
+    def raw_form(self) -> RawForm:
+        return _BYTES_FORM
 
     def from_connect(self, topic: str, schema: Schema | None, value: Any) -> bytes | None:
         if schema is not None and schema.type is not Type.BYTES:

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from hub.api import ConfigError, Converter, HeaderConverter
+from hub.plugins.errors import PluginNotFoundError
 from hub.plugins.registry import lookup
-from hub.runtime.errors import NotFoundError
 
 Role = Literal["key", "value", "header"]
 DEFAULT_CLASSES: dict[Role, str] = {"key": "json", "value": "json", "header": "simple"}
@@ -75,7 +75,7 @@ def _build(role: Role, registry: Any, worker: Any, connector: Mapping[str, Any])
     index = registry.header_converters() if role == "header" else registry.converters()
     try:
         cls = lookup(index, kind, class_name)
-    except NotFoundError as exc:
+    except PluginNotFoundError as exc:
         raise ConfigError(f"invalid {key}", {key: [str(exc)]}) from None
     try:
         return cls(settings) if role == "header" else cls(settings, role == "key")

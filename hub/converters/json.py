@@ -16,7 +16,15 @@ from typing import Any, Literal, NamedTuple
 import orjson
 from pydantic import Field
 
-from hub.api import ConfigModel, Converter, DataError, HeaderConverter, Schema, SchemaAndValue
+from hub.api import (
+    ConfigModel,
+    Converter,
+    DataError,
+    HeaderConverter,
+    RawForm,
+    Schema,
+    SchemaAndValue,
+)
 from hub.converters import _json_data, _passthrough
 
 ENVELOPE_KEYS = frozenset({"schema", "payload"})
@@ -261,6 +269,13 @@ class JsonConverter(Converter):
         if data is None:
             return SchemaAndValue(None, None)
         return self.codec.loads(data)
+
+    def raw_form(self) -> RawForm:
+        """No raw form (the bytes are JSON), but a null is a null without failing."""
+        return _NULL_SAFE
+
+
+_NULL_SAFE = RawForm("other", null_safe=True)
 
 
 class JsonHeaderConverter(HeaderConverter):

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import AliasChoices, Field, field_validator
 
-from hub.api import ConfigModel, Converter, DataError, Schema, SchemaAndValue
+from hub.api import ConfigModel, Converter, DataError, RawForm, Schema, SchemaAndValue
 from hub.api.schema import OPTIONAL_STRING_SCHEMA
 
 
@@ -44,6 +44,12 @@ class StringConverter(Converter):
     def __init__(self, config: Mapping[str, Any], is_key: bool) -> None:
         super().__init__(config, is_key)
         self.encoding: str = self.config.encoding
+        self._form = RawForm("text", codecs.lookup(self.encoding).name, null_safe=True)
+
+    def raw_form(self) -> RawForm:
+        """Text in ``converter.encoding``: ``to_connect``/``from_connect`` below are exactly
+        that form's decode and encode (bytes values pass as they are)."""
+        return self._form
 
     def from_connect(self, topic: str, schema: Schema | None, value: Any) -> bytes | None:
         if value is None:

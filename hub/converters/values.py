@@ -16,16 +16,26 @@ import re
 from typing import Any
 
 from hub.api import SchemaAndValue
-from hub.api.schema import BOOLEAN_SCHEMA, FLOAT64_SCHEMA, STRING_SCHEMA, Schema, Type
+from hub.api.schema import (
+    BOOLEAN_SCHEMA,
+    FLOAT64_SCHEMA,
+    INT8_SCHEMA,
+    INT16_SCHEMA,
+    INT32_SCHEMA,
+    INT64_SCHEMA,
+    STRING_SCHEMA,
+)
 from hub.converters import _json_data, logical
 
 _INT_RE = re.compile(r"[-+]?\d+")
 _FLOAT_RE = re.compile(r"[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?")
+# The narrowest integer type that holds a parsed number (``HeaderRawForm.integers`` states the
+# same rule to the runtime).
 _INT_SCHEMAS = [
-    (Schema(Type.INT8), 2**7),
-    (Schema(Type.INT16), 2**15),
-    (Schema(Type.INT32), 2**31),
-    (Schema(Type.INT64), 2**63),
+    (INT8_SCHEMA, 2**7),
+    (INT16_SCHEMA, 2**15),
+    (INT32_SCHEMA, 2**31),
+    (INT64_SCHEMA, 2**63),
 ]
 
 

@@ -32,9 +32,9 @@ trace_log = logging.getLogger("hub.plugins.trace")
 
 ENTRYPOINT_GROUP = "sluice"
 
-# Built-in plugins, registered through the same hooks as third-party ones. Entries are module
-# names imported on demand, so a connector package that is absent (or not written yet) is
-# skipped instead of breaking the hub.
+# Built-in plugins, registered through the same hooks as third-party ones. Every one ships with
+# Sluice, so each must import: a built-in that fails to import is a broken install or a bug, and
+# raises at start-up (and in the test suite) instead of quietly leaving a connector out.
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "hub.converters.plugin",
     "hub.transforms.plugin",
@@ -44,6 +44,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "connectors.hdfs.plugin",
     "connectors.warehouse.plugin",
     "connectors.http.plugin",
+    "connectors.mirror.plugin",
 )
 
 
@@ -64,20 +65,6 @@ class SluicePluginManager(pluggy.PluginManager):
 
 def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def _import_default(module_name: str) -> object | None:
-    """Imports a built-in plugin module, or None if that module (or its package) is absent."""
-    try:
-        return importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        # Only swallow "this plugin does not exist"; a missing dependency inside an existing
-        # plugin is a real bug and must surface.
-        missing = exc.name or ""
-        if missing and (module_name == missing or module_name.startswith(missing + ".")):
-            log.debug("built-in plugin %s not available: %s", module_name, exc)
-            return None
-        raise
 
 
 def _enable_tracing(pm: pluggy.PluginManager) -> None:
@@ -107,8 +94,8 @@ def create_plugin_manager(
     if _env_flag("SLUICE_TRACE_PLUGINS"):
         _enable_tracing(pm)
     for module_name in DEFAULT_PLUGINS:
-        module = _import_default(module_name)
-        if module is not None and not pm.is_registered(module):
+        module = importlib.import_module(module_name)
+        if not pm.is_registered(module):
             pm.register(module, name=module_name)
     if load_entrypoints is None:
         load_entrypoints = not _env_flag("SLUICE_DISABLE_ENTRYPOINTS")

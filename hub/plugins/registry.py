@@ -16,10 +16,27 @@ from typing import Any, Literal
 import pluggy
 
 from hub.api import Connector, Converter, HeaderConverter, Predicate, Transformation
-from hub.runtime.errors import NotFoundError
+from hub.plugins.errors import (
+    InvalidPluginError,
+    PluginConflictError,
+    PluginError,
+    PluginNotFoundError,
+)
 
 Kind = Literal["connector", "transform", "predicate", "converter", "header_converter"]
 KINDS: tuple[Kind, ...] = ("connector", "transform", "predicate", "converter", "header_converter")
+__all__ = [
+    "KINDS",
+    "InvalidPluginError",
+    "PluginConflictError",
+    "PluginError",
+    "PluginNotFoundError",
+    "PluginRegistry",
+    "canonical_kind",
+    "lookup",
+    "lookup_transform",
+    "plugin_names",
+]
 
 _HOOKS: dict[Kind, str] = {
     "connector": "sluice_connectors",
@@ -41,18 +58,6 @@ _KIND_SPELLINGS: dict[str, Kind] = {
 }
 
 VARIANT_SUFFIXES = {"$Key": "key", "$Value": "value"}
-
-
-class PluginError(Exception):
-    """A plugin contributed something the registry cannot index; the message names it."""
-
-
-class PluginConflictError(PluginError):
-    """Two different plugin classes claim one name or alias of the same kind."""
-
-
-class InvalidPluginError(PluginError):
-    """A hook returned something that is not a named subclass of the kind's base class."""
 
 
 _BASES: dict[Kind, type[Any]] = {
@@ -167,7 +172,7 @@ class PluginRegistry:
         return self.by_name("header_converter")
 
     def find(self, kind: str, name: str) -> type[Any]:
-        """The class called ``name`` (exact, else case-insensitive); NotFoundError otherwise."""
+        """The class called ``name`` (exact, else case-insensitive); else PluginNotFoundError."""
         return lookup(self.by_name(kind), canonical_kind(kind), name)
 
     def find_transform(self, name: str) -> tuple[type[Any], str | None]:
@@ -176,7 +181,7 @@ class PluginRegistry:
 
 
 def lookup(index: Mapping[str, type[Any]], kind: str, name: str) -> type[Any]:
-    """``index[name]``, else a case-insensitive match; NotFoundError listing what exists.
+    """``index[name]``, else a case-insensitive match; PluginNotFoundError listing what exists.
 
     A plain function over a name -> class dict so callers holding any registry that offers
     the contract's dict methods (``transforms()``, ...) resolve names the same way.
@@ -188,7 +193,7 @@ def lookup(index: Mapping[str, type[Any]], kind: str, name: str) -> type[Any]:
     if key.lower() in folded:
         return folded[key.lower()]
     known = sorted({getattr(c, "name", c.__name__) for c in index.values()})
-    raise NotFoundError(
+    raise PluginNotFoundError(
         f"no {kind.replace('_', ' ')} plugin named {name!r}; "
         f"available: {', '.join(known) or 'none'}"
     )

@@ -1,22 +1,47 @@
 """Builds the REST API around one herder: ``create_app(herder, worker_config)``.
 
-The app holds no state of its own beyond the herder and per-worker log-level bookkeeping, so
-several apps (one per test) can live in one process. ``create_app`` refuses an insecure setup
-(``auth.check_bind``) before any socket is opened: the caller learns at start-up, not after
-someone else found the port.
+The app holds no state of its own beyond the herder, the console's sign-in sessions and
+per-worker log-level bookkeeping, so several apps (one per test) can live in one process. What
+is not Kafka Connect's API comes from the caller: a ``PipelinesService`` for ``/pipelines`` and
+routers of other packages (the web console's) are handed in by the application
+(``sluice.web``), so this package imports no console or Spark code. ``create_app`` refuses an
+insecure setup (no credential, or the unauthenticated opt-out beyond loopback:
+``auth.check_credentials``) before any socket is opened: the caller learns at start-up, not
+after someone else found the port.
+
+Layers of a request, outermost first: the ``Host`` allow-list (``host_guard.py``, 421), CORS
+when configured, then per router the ``AuthPolicy`` dependency (401, and the CSRF rules of
+``csrf.py``, 403); routers handed in authenticate through ``app.state.auth`` the same way.
+Webhook ingest authenticates per connector (``ingest.py``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import APIRouter, Depends, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
-from hub.rest import connectors, console, ingest, loggers, offsets, plugins, root
+from hub.rest import (
+    connectors,
+    health,
+    ingest,
+    limits,
+    loggers,
+    login,
+    metrics,
+    offsets,
+    plugins,
+    root,
+    workers,
+)
+from hub.rest import pipelines as pipelines_module
 from hub.rest._settings import setting
-from hub.rest.auth import auth_dependencies, check_bind
+from hub.rest.auth import AuthPolicy
 from hub.rest.errors import install_error_handlers
+from hub.rest.host_guard import HostGuard, HostPolicy
+from hub.rest.methods import AllowedMethods
 from sluice import __version__
 
 _DESCRIPTION = """\
@@ -27,16 +52,23 @@ Kafka Connect, so existing Connect tooling works. Errors are
 
 
 def create_app(
-    herder: Any, worker_config: Any, *, allow_unauthenticated: bool | None = None
+    herder: Any,
+    worker_config: Any,
+    *,
+    allow_unauthenticated: bool | None = None,
+    pipelines: Any = None,
+    routers: Sequence[APIRouter] = (),
 ) -> FastAPI:
     """The FastAPI app serving ``herder``.
 
-    ``worker_config`` supplies ``rest.host.name`` and the optional ``rest.auth.token`` /
-    ``rest.auth.basic`` / ``rest.auth.allow.unauthenticated``; ``allow_unauthenticated``
-    overrides the latter (e.g. from a command-line flag). Raises ``auth.InsecureBindError``
-    when the API would be open to the network.
+    ``worker_config`` supplies ``rest.host.name``, ``rest.auth.token`` / ``rest.auth.basic``
+    (one is required) or ``rest.auth.allow.unauthenticated`` (loopback only);
+    ``allow_unauthenticated`` overrides the latter. Raises ``auth.InsecureBindError`` when the
+    API would be open. ``pipelines`` (a ``PipelinesService``) adds ``/pipelines`` behind the
+    API's authentication; ``routers`` are added as they are (each authenticates its own
+    routes through ``app.state.auth``, as the console's does).
     """
-    check_bind(worker_config, allow_unauthenticated)
+    policy = AuthPolicy(worker_config, allow_unauthenticated)
     app = FastAPI(
         title="Sluice hub REST API",
         version=__version__,
@@ -46,15 +78,28 @@ def create_app(
         openapi_url="/openapi.json",
     )
     app.state.herder = herder
+    app.state.auth = policy
+    app.state.worker_config = worker_config
     app.state.logger_levels_modified = {}
     install_error_handlers(app)
+    # Middleware added later runs first: CORS answers preflights before OPTIONS is handled.
+    app.add_middleware(AllowedMethods)
     _install_cors(app, worker_config)
-    secured = auth_dependencies(worker_config)
-    for module in (root, connectors, offsets, plugins, loggers):
+    limits.install(app, worker_config)  # a refused body is never buffered
+    app.add_middleware(HostGuard, policy=HostPolicy.from_config(worker_config))  # outermost
+    # Without credentials (the loopback opt-out) no scheme is declared, so a stray or malformed
+    # Authorization header cannot fail a request; Origin rules still apply (policy.check).
+    secured = [Depends(policy if policy.required else policy.check)]
+    app.state.metrics_registry = metrics.registry_for(herder, pipelines)
+    for module in (root, connectors, offsets, plugins, loggers, metrics, workers):
         app.include_router(module.router, dependencies=secured)
-    __import__("hub.rest.pipelines").rest.pipelines.install(app, secured)  # /pipelines
+    app.include_router(health.router)  # probes send no credentials (hub/rest/health.py)
+    if pipelines is not None:
+        pipelines_module.install(app, pipelines, secured)  # /pipelines
     app.include_router(ingest.router)  # webhook senders: per-connector auth (hub/rest/ingest.py)
-    app.include_router(console.router)  # /ui is public; /console/api authenticates (console.py)
+    app.include_router(login.router)  # /console/login|logout|session: the console's sign-in
+    for router in routers:
+        app.include_router(router)
     return app
 
 

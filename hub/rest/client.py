@@ -139,6 +139,16 @@ class ConnectClient:
     def delete(self, name: str) -> None:
         self.request("DELETE", f"/connectors/{_segment(name)}")
 
+    def plugins(self, connectors_only: bool = True) -> list[dict[str, Any]]:
+        params = {"connectorsOnly": str(connectors_only).lower()}
+        return list(self.request("GET", "/connector-plugins", params=params))
+
+    def validate(self, plugin: str, config: dict[str, Any]) -> dict[str, Any]:
+        """Connect's ConfigInfos: ``error_count`` and per-key ``errors`` (an invalid config is
+        a 200 answer, not a ConnectClientError)."""
+        path = f"/connector-plugins/{_segment(plugin)}/config/validate"
+        return dict(self.request("PUT", path, json=config))
+
 
 def _error(response: httpx.Response) -> ConnectClientError:
     try:

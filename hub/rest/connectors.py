@@ -1,34 +1,40 @@
 """``/connectors``: create, read, reconfigure, delete, watch and control connectors.
 
 Only translation happens here: path, query and body become one herder call, and its result
-(or error) becomes Kafka Connect's status code and body. Two checks stay in the REST layer
-because Connect puts them there: a connector name must be addressable in a URL, and a ``name``
-inside a config must match the name the request is about (it is filled in when missing, so
-GET .../config shows it as Connect does).
+(or error) becomes Kafka Connect's status code and body, with secret values shown as
+``[hidden]`` (``masking.py``; a ``[hidden]`` sent back keeps the stored secret). Two checks
+stay in the REST layer because Connect puts them there: a connector name must be addressable
+in a URL, and a ``name`` inside a config must match the name the request is about (it is
+filled in when missing, so GET .../config shows it as Connect does).
 """
 
 from __future__ import annotations
 
 import logging
 from typing import Annotated, Any
+from urllib.parse import quote
 
-from fastapi import APIRouter, Body, Query, Response, status
+from fastapi import APIRouter, Body, Path, Query, Response, status
 from fastapi.responses import JSONResponse
 
-from hub.rest._deps import HerderDep
+from hub.rest._deps import HerderDep, SecretsDep
 from hub.rest.errors import RestError
+from hub.rest.masking import HIDDEN, restore
 from hub.rest.models import (
     ERRORS,
     ConfigValue,
-    ConnectorConfig,
     ConnectorExpansion,
     ConnectorInfo,
+    ConnectorName,
     ConnectorStateInfo,
     CreateConnectorRequest,
+    NewConnectorConfig,
     TaskInfo,
     TaskState,
+    config_strings,
     documented,
 )
+from hub.runtime import names
 from hub.runtime.errors import NotFoundError
 
 log = logging.getLogger(__name__)
@@ -41,14 +47,18 @@ _NO_CONTENT: dict[int | str, dict[str, Any]] = {204: {"description": "Done."}}
 
 
 def checked_name(name: str) -> str:
-    """The trimmed connector name; 400 naming ``name`` when no URL could address it."""
-    trimmed = name.strip()
-    if not trimmed:
-        raise RestError(400, "Connector name must not be empty", {"name": ["must not be empty"]})
-    if "/" in trimmed or any(ord(ch) < 32 or ord(ch) == 127 for ch in trimmed):
-        reason = "must not contain '/' or control characters"
-        raise RestError(400, f"Connector name {trimmed!r} {reason}", {"name": [reason]})
-    return trimmed
+    """The trimmed connector name; 400 naming ``name`` when it breaks ``hub.runtime.names``."""
+    reason = names.problem(name)
+    if reason is not None:
+        shown = name if len(name) <= 80 else f"{name[:80]}..."
+        raise RestError(400, f"Connector name {shown!r} {reason}", {"name": [reason]})
+    return name.strip()
+
+
+def location(name: str) -> str:
+    """The ``Location`` of a connector: header values are Latin-1, so a non-ASCII name is
+    percent-encoded (UTF-8), as a URL path must be anyway."""
+    return f"/connectors/{quote(name, safe='')}"
 
 
 def _with_name(name: str, config: dict[str, str]) -> dict[str, str]:
@@ -72,6 +82,7 @@ def _with_name(name: str, config: dict[str, str]) -> dict[str, str]:
 )
 def list_connectors(
     herder: HerderDep,
+    secrets: SecretsDep,
     expand: Annotated[list[str], Query(description="status and/or info")] = [],  # noqa: B006
 ) -> list[str] | dict[str, dict[str, Any]]:
     names = herder.connectors()
@@ -84,7 +95,7 @@ def list_connectors(
             if "status" in expand:
                 entry["status"] = herder.connector_status(name)
             if "info" in expand:
-                entry["info"] = herder.connector_info(name)
+                entry["info"] = secrets.mask_info(herder.connector_info(name))
         except NotFoundError:
             log.debug("connector %s deleted while listing; skipped", name)
             continue
@@ -100,15 +111,16 @@ def list_connectors(
     responses={201: documented(ConnectorInfo, "The new connector."), **ERRORS},
 )
 def create_connector(
-    herder: HerderDep, request: CreateConnectorRequest, response: Response
+    herder: HerderDep, secrets: SecretsDep, request: CreateConnectorRequest, response: Response
 ) -> dict[str, Any]:
     name = checked_name(request.name)
     state = {"RUNNING": "STARTED"}.get(request.initial_state, request.initial_state)
+    config = restore(request.config, None, secrets.of(request.config))  # 400 on [hidden]
     info: dict[str, Any] = herder.create_connector(
-        name, _with_name(name, request.config), initial_state=state
+        name, _with_name(name, config), initial_state=state
     )
-    response.headers["Location"] = f"/connectors/{name}"
-    return info
+    response.headers["Location"] = location(name)
+    return secrets.mask_info(info)
 
 
 @router.get(
@@ -117,9 +129,8 @@ def create_connector(
     response_model=None,
     responses={200: documented(ConnectorInfo, "Name, config, tasks and type."), **ERRORS},
 )
-def get_connector(herder: HerderDep, name: str) -> dict[str, Any]:
-    info: dict[str, Any] = herder.connector_info(name)
-    return info
+def get_connector(herder: HerderDep, secrets: SecretsDep, name: str) -> dict[str, Any]:
+    return secrets.mask_info(herder.connector_info(name))
 
 
 @router.delete(
@@ -139,9 +150,8 @@ def delete_connector(herder: HerderDep, name: str) -> None:
     response_model=None,
     responses={200: documented(dict[str, str], "The config."), **ERRORS},
 )
-def get_config(herder: HerderDep, name: str) -> dict[str, str]:
-    config: dict[str, str] = herder.connector_config(name)
-    return config
+def get_config(herder: HerderDep, secrets: SecretsDep, name: str) -> dict[str, Any]:
+    return secrets.mask(herder.connector_config(name))
 
 
 @router.put(
@@ -155,14 +165,27 @@ def get_config(herder: HerderDep, name: str) -> dict[str, str]:
     },
 )
 def put_config(
-    herder: HerderDep, name: str, config: Annotated[ConnectorConfig, Body()], response: Response
+    herder: HerderDep,
+    secrets: SecretsDep,
+    name: Annotated[ConnectorName, Path()],
+    config: Annotated[NewConnectorConfig, Body()],
+    response: Response,
 ) -> dict[str, Any]:
     name = checked_name(name)
+    config = restore(config, _stored(herder, name), secrets.of(config))
     created, info = herder.put_connector_config(name, _with_name(name, config))
     if created:
         response.status_code = status.HTTP_201_CREATED
-        response.headers["Location"] = f"/connectors/{name}"
-    return dict(info)
+        response.headers["Location"] = location(name)
+    return secrets.mask_info(info)
+
+
+def _stored(herder: Any, name: str) -> dict[str, str] | None:
+    try:
+        stored: dict[str, str] = herder.connector_config(name)
+    except NotFoundError:
+        return None
+    return stored
 
 
 @router.patch(
@@ -172,13 +195,20 @@ def put_config(
     responses={200: documented(ConnectorInfo, "Updated."), **ERRORS},
 )
 def patch_config(
-    herder: HerderDep, name: str, patch: Annotated[dict[str, ConfigValue | None], Body()]
+    herder: HerderDep,
+    secrets: SecretsDep,
+    name: str,
+    patch: Annotated[dict[str, ConfigValue | None], Body()],
 ) -> dict[str, Any]:
     included = patch.get("name")
     if included is not None and included != name:
         _with_name(name, {"name": included})
-    info: dict[str, Any] = herder.patch_connector_config(name, patch)
-    return info
+    stored = herder.connector_config(name)
+    merged = {**stored, **{k: v for k, v in patch.items() if v is not None}}
+    kept = [k for k in secrets.of(merged) if patch.get(k) == HIDDEN]
+    restore({k: HIDDEN for k in kept}, stored, kept)  # 400 when nothing is stored to keep
+    patch = {k: v for k, v in patch.items() if k not in kept}  # absent: the stored value stays
+    return secrets.mask_info(herder.patch_connector_config(name, patch))
 
 
 @router.get(
@@ -198,8 +228,50 @@ def get_status(herder: HerderDep, name: str) -> dict[str, Any]:
     response_model=None,
     responses={200: documented(list[TaskInfo], "One entry per task."), **ERRORS},
 )
-def get_tasks(herder: HerderDep, name: str) -> list[dict[str, Any]]:
-    return list(herder.task_configs(name))
+def get_tasks(herder: HerderDep, secrets: SecretsDep, name: str) -> list[dict[str, Any]]:
+    return [{**task, "config": config} for task, config in _task_configs(herder, secrets, name)]
+
+
+@router.post(
+    "/{name}/tasks",
+    summary="Submit a connector's task configs (between distributed workers, to the leader)",
+    status_code=204,
+    response_class=Response,
+    responses={**_NO_CONTENT, **ERRORS},
+)
+def put_tasks(
+    herder: HerderDep, name: str, configs: Annotated[list[dict[str, Any]], Body()]
+) -> None:
+    """Kafka Connect's internal endpoint: the worker running a connector sends the task
+    configs it generated to the group leader, the config topic's only writer. It needs the
+    same credential as every other endpoint; a standalone worker answers 400."""
+    herder.put_task_configs(name, configs)
+
+
+@router.get(
+    "/{name}/tasks-config",
+    summary="Task configs by task id (deprecated in Kafka Connect 3.7, removed in 4.0)",
+    response_model=None,
+    responses={200: documented(dict[str, dict[str, str]], "connector-n -> config."), **ERRORS},
+)
+def get_tasks_config(
+    herder: HerderDep, secrets: SecretsDep, name: str
+) -> dict[str, dict[str, str | None]]:
+    return {
+        f"{task['id']['connector']}-{task['id']['task']}": config
+        for task, config in _task_configs(herder, secrets, name)
+    }
+
+
+def _task_configs(
+    herder: Any, secrets: Any, name: str
+) -> list[tuple[dict[str, Any], dict[str, str | None]]]:
+    """Each task with its config as Connect shows it: secrets hidden, every value a string."""
+    tasks = list(herder.task_configs(name))
+    plugin = str(herder.connector_config(name).get("connector.class") or "")
+    return [
+        (task, config_strings(secrets.mask(task.get("config") or {}, plugin))) for task in tasks
+    ]
 
 
 @router.get(

@@ -19,7 +19,16 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from hub.api.errors import ConfigError
-from hub.runtime.errors import HerderError
+from hub.plugins.errors import PluginNotFoundError
+from hub.runtime.errors import (
+    AlreadyExistsError,
+    BadRequestError,
+    ConflictError,
+    ForwardedError,
+    HerderError,
+    NotFoundError,
+    RecordTooLargeError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -91,11 +100,34 @@ async def _on_config_error(_request: Request, exc: Exception) -> JSONResponse:
     return error_response(400, config_error_message(exc.errors, str(exc)), exc.errors)
 
 
+# The runtime's and the plugins' errors carry no HTTP knowledge: their statuses live here.
+_STATUS: tuple[tuple[type[Exception], int], ...] = (
+    (NotFoundError, 404),
+    (PluginNotFoundError, 404),
+    (AlreadyExistsError, 409),
+    (ConflictError, 409),
+    (BadRequestError, 400),
+    (RecordTooLargeError, 413),
+)
+
+
+def status_of(exc: Exception) -> int:
+    """The HTTP status a runtime or plugin error answers with (500 when unlisted)."""
+    return next((status for kind, status in _STATUS if isinstance(exc, kind)), 500)
+
+
 async def _on_herder_error(_request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, HerderError)
-    if exc.status_code >= 500:
+    assert isinstance(exc, HerderError | PluginNotFoundError | RecordTooLargeError)
+    status = status_of(exc)
+    if status >= 500:
         log.error("herder error: %s", exc, exc_info=exc)
-    return error_response(exc.status_code, str(exc) or type(exc).__name__)
+    return error_response(status, str(exc) or type(exc).__name__)
+
+
+async def _on_forwarded_error(_request: Request, exc: Exception) -> JSONResponse:
+    """The leader's own answer to a forwarded request, status and body unchanged."""
+    assert isinstance(exc, ForwardedError)
+    return JSONResponse(status_code=exc.status, content=exc.body)
 
 
 async def _on_validation_error(_request: Request, exc: Exception) -> JSONResponse:
@@ -123,6 +155,9 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RestError, _on_rest_error)
     app.add_exception_handler(ConfigError, _on_config_error)
     app.add_exception_handler(HerderError, _on_herder_error)
+    app.add_exception_handler(ForwardedError, _on_forwarded_error)
+    app.add_exception_handler(PluginNotFoundError, _on_herder_error)
+    app.add_exception_handler(RecordTooLargeError, _on_herder_error)  # a config too big to store
     app.add_exception_handler(RequestValidationError, _on_validation_error)
     app.add_exception_handler(StarletteHTTPException, _on_http_error)
     app.add_exception_handler(Exception, _on_unexpected)

@@ -11,7 +11,10 @@ record.
 Authentication: senders of webhooks (GitHub, Stripe, ...) cannot send the REST API's
 credentials, so this route is mounted without them and the connector checks its own bearer
 token or HMAC signature. A connector that configures neither falls back to the REST API's
-credentials when those are set, so adding a webhook never opens an unauthenticated door.
+credentials (the ``Authorization`` header only: the console's session cookie is not accepted
+here), so adding a webhook never opens an unauthenticated door. Webhook senders are servers,
+not browsers, so the CSRF rules do not apply; the ``Host`` allow-list does: a sender must
+address the hub by a name it answers to (``rest.advertised.host.name``, ``rest.allowed.hosts``).
 """
 
 from __future__ import annotations
@@ -20,9 +23,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from hub.rest.auth import Authenticator, auth_configured
+from hub.rest.auth import AuthPolicy
 from hub.rest.errors import RestError
-from hub.runtime.ingest import IngestUnavailable, find_target
+from hub.runtime.errors import IngestUnavailable
+from hub.runtime.ingest import find_target
 
 router = APIRouter(tags=["ingest"])
 
@@ -48,9 +52,9 @@ async def ingest(connector: str, request: Request) -> JSONResponse:
     except IngestUnavailable as exc:
         headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else None
         raise RestError(exc.status, exc.message, headers=headers) from None
-    config = getattr(herder, "config", None)
-    if not target.authenticates and config is not None and auth_configured(config):
-        Authenticator(config)(request, None, None)
+    policy: AuthPolicy = request.app.state.auth
+    if not target.authenticates and policy.required:
+        policy.credentials.require(request)
     body = await _read_limited(request, target.max_body_bytes)
     ingest_async = getattr(target, "ingest_async", None)
     if ingest_async is not None:

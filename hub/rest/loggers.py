@@ -38,7 +38,8 @@ _ROOT = "root"
 
 def python_level(kafka_level: str) -> int:
     """Python's level for a Kafka level name; 400 naming ``level`` when unknown."""
-    level = _TO_PYTHON.get(kafka_level.strip().upper())
+    name = kafka_level.strip()
+    level = _TO_PYTHON.get(name.upper()) if name.isascii() else None
     if level is None:
         reason = f"must be one of {', '.join(_TO_PYTHON)}"
         raise RestError(400, f"Invalid log level '{kafka_level}': {reason}", {"level": [reason]})

@@ -9,9 +9,20 @@ into their JSON text (``5`` -> ``"5"``, ``true`` -> ``"true"``), as Connect's JS
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+)
+
+from hub.runtime import names
 
 
 def _config_text(value: Any) -> Any:
@@ -22,8 +33,67 @@ def _config_text(value: Any) -> Any:
     return value
 
 
-ConfigValue = Annotated[str, BeforeValidator(_config_text)]
+# The schema says what is accepted (a string, or a number or boolean taken as its text).
+_VALUE_SCHEMA: dict[str, Any] = {
+    "anyOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}]
+}
+ConfigValue = Annotated[str, BeforeValidator(_config_text), WithJsonSchema(_VALUE_SCHEMA)]
 ConnectorConfig = dict[str, ConfigValue]
+# A config that creates or replaces a connector: ``connector.class`` is required (the herder
+# says so with a per-key error too); everything else is the plugin's to validate.
+NewConnectorConfig = Annotated[
+    ConnectorConfig,
+    WithJsonSchema(
+        {
+            "type": "object",
+            "properties": {"connector.class": {"type": "string", "minLength": 1}},
+            "required": ["connector.class"],
+            "additionalProperties": _VALUE_SCHEMA,
+            "description": "Config keys and values; values are strings (numbers and booleans "
+            "are taken as their text). The plugin validates the keys (400 with per-key reasons).",
+        }
+    ),
+]
+
+
+def _checked_name(name: str) -> str:
+    reason = names.problem(name)
+    if reason is not None:
+        raise ValueError(reason)  # FastAPI answers 400 naming the field and this reason
+    return name
+
+
+# A readable reason on failure; the same rule as a pattern in the schema.
+ConnectorName = Annotated[
+    str,
+    AfterValidator(_checked_name),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": names.MAX_LENGTH,
+            "pattern": names.PATTERN,
+            "description": f"At most {names.MAX_LENGTH} characters, no '/' or control "
+            "characters, not blank; surrounding whitespace is trimmed.",
+        }
+    ),
+]
+
+
+def config_text(value: Any) -> str | None:
+    """A task config value as Kafka Connect's ``Map<String, String>`` shows it: text as is,
+    booleans ``true``/``false``, numbers in JSON, lists comma-separated, objects as JSON."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool | int | float):
+        return str(_config_text(value))
+    if isinstance(value, list | tuple):
+        return ",".join(str(config_text(item)) for item in value)
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def config_strings(config: Mapping[str, Any]) -> dict[str, str | None]:
+    return {str(key): config_text(value) for key, value in config.items()}
 
 
 class _Open(BaseModel):
@@ -45,8 +115,10 @@ class ServerInfo(_Open):
 
 
 class CreateConnectorRequest(BaseModel):
-    name: str = Field(min_length=1, description="Unique connector name.")
-    config: ConnectorConfig = Field(default_factory=dict)
+    model_config = ConfigDict(extra="forbid")
+
+    name: ConnectorName
+    config: NewConnectorConfig
     initial_state: Literal["RUNNING", "PAUSED", "STOPPED"] = Field(
         "RUNNING",
         description="State the connector starts in (KIP-980): RUNNING, PAUSED (tasks created "
@@ -104,6 +176,20 @@ class ConnectorOffsets(BaseModel):
     offsets: list[ConnectorOffset]
 
 
+def _some_offsets(offsets: list[ConnectorOffset]) -> list[ConnectorOffset]:
+    if not offsets:
+        raise ValueError("at least one partition and offset is required")
+    return offsets
+
+
+class AlterOffsetsRequest(BaseModel):
+    offsets: Annotated[
+        list[ConnectorOffset],
+        AfterValidator(_some_offsets),
+        Field(json_schema_extra={"minItems": 1}),
+    ]
+
+
 class Message(_Open):
     message: str
 
@@ -159,10 +245,21 @@ class LoggerLevel(_Open):
     )
 
 
+LOG_LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "WARNING", "ERROR", "FATAL", "CRITICAL", "OFF")
+
+
+def _any_case(word: str) -> str:
+    return "".join(f"[{ch}{ch.lower()}]" for ch in word)
+
+
 class SetLoggerLevel(BaseModel):
+    # The pattern documents exactly what ``loggers.python_level`` accepts (any case, spaces
+    # around); the check itself stays there, for its readable message.
     level: str = Field(
-        min_length=1,
         description="TRACE, DEBUG, INFO, WARN (or WARNING), ERROR, FATAL (or CRITICAL) or OFF.",
+        json_schema_extra={
+            "pattern": f"^\\s*({'|'.join(_any_case(level) for level in LOG_LEVELS)})\\s*$"
+        },
     )
 
 

@@ -12,8 +12,14 @@ from typing import Any
 from fastapi import APIRouter, Response, status
 
 from hub.rest._deps import HerderDep
-from hub.rest.errors import RestError
-from hub.rest.models import ERRORS, ActiveTopics, ConnectorOffsets, Message, documented
+from hub.rest.models import (
+    ERRORS,
+    ActiveTopics,
+    AlterOffsetsRequest,
+    ConnectorOffsets,
+    Message,
+    documented,
+)
 
 router = APIRouter(prefix="/connectors", tags=["offsets and topics"])
 
@@ -35,10 +41,7 @@ def get_offsets(herder: HerderDep, name: str) -> dict[str, Any]:
     response_model=None,
     responses={200: documented(Message, "What changed."), **ERRORS},
 )
-def alter_offsets(herder: HerderDep, name: str, body: ConnectorOffsets) -> dict[str, str]:
-    if not body.offsets:
-        reason = "at least one partition and offset is required"
-        raise RestError(400, f"Invalid offsets: {reason}", {"offsets": [reason]})
+def alter_offsets(herder: HerderDep, name: str, body: AlterOffsetsRequest) -> dict[str, str]:
     entries = [entry.model_dump() for entry in body.offsets]
     return {"message": herder.alter_connector_offsets(name, entries)}
 

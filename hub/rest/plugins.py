@@ -2,6 +2,7 @@
 
 Validation answers 200 even for an invalid config (``error_count`` > 0 and per-key ``errors``),
 as Connect does, so a UI can validate on every keystroke without treating it as a failure.
+Values of PASSWORD-type keys come back as ``[hidden]``, as in Connect.
 A config sent for validation without ``connector.class`` gets the plugin from the path.
 """
 
@@ -12,6 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Query
 
 from hub.rest._deps import HerderDep
+from hub.rest.masking import HIDDEN, client_secret
 from hub.rest.models import (
     ERRORS,
     ConfigInfos,
@@ -57,4 +59,9 @@ def validate(
     herder: HerderDep, plugin: str, config: Annotated[ConnectorConfig, Body()]
 ) -> dict[str, Any]:
     result: dict[str, Any] = herder.validate_config(plugin, {"connector.class": plugin, **config})
+    for entry in result.get("configs") or ():  # secrets as Connect shows them: [hidden]
+        definition, value = entry.get("definition") or {}, entry.get("value") or {}
+        secret = definition.get("type") == "PASSWORD" or client_secret(str(value.get("name")))
+        if secret and value.get("value") not in (None, ""):
+            value["value"] = HIDDEN
     return result

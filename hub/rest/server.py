@@ -10,12 +10,15 @@ charge of Ctrl-C/SIGTERM and calls ``stop()``.
 
 from __future__ import annotations
 
+import errno
 import socket
 import threading
 import time
 from typing import Any
 
 import uvicorn
+
+from hub.rest.client_errors import throttle_client_errors
 
 STOP_TIMEOUT_S = 10.0
 
@@ -43,7 +46,8 @@ class RestServer:
 
     def start(self, timeout: float = 10.0) -> None:
         """Binds, starts serving, and returns once requests are accepted."""
-        self._sock = _bind(self.host, self._port)
+        throttle_client_errors()
+        self._sock = bind_socket(self.host, self._port)
         self._port = int(self._sock.getsockname()[1])
         self._thread = threading.Thread(
             target=self._server.run,
@@ -79,7 +83,10 @@ class RestServer:
         self.stop()
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening socket for the API; ``OSError`` with one line saying where and why (and what
+    to do when the port is taken), so callers can refuse to start before anything else runs."""
+    host = host.strip("[]")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -87,8 +94,14 @@ def _bind(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
+        hint = (
+            "; another process uses it: stop that one or choose another port (--rest-port, "
+            "rest.port)"
+            if exc.errno == errno.EADDRINUSE
+            else ""
+        )
         raise OSError(
-            exc.errno, f"cannot serve the REST API on {host}:{port}: {exc.strerror}"
+            exc.errno, f"cannot serve the REST API on {host}:{port}: {exc.strerror}{hint}"
         ) from None
     sock.listen(2048)
     sock.set_inheritable(True)

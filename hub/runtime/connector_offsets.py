@@ -9,7 +9,9 @@ group that still has members is a 409 with nothing changed.
 
 Resetting *one* sink partition (``"offset": null`` in PATCH) has no admin call in
 confluent-kafka (which does not expose OffsetDelete), so it deletes the group and commits the
-other partitions back; see :func:`_reset_sink_partitions` for how that stays safe.
+other partitions back; see :func:`_reset_sink_partitions` for how that stays safe. The Kafka
+calls are the shared admin layer's (``kafka_admin.groups``); this module adds Connect's rules
+and messages.
 """
 
 from __future__ import annotations
@@ -18,12 +20,11 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException
-from confluent_kafka import TopicPartition as KafkaTopicPartition
-from confluent_kafka.admin import AdminClient
-
 from hub.runtime.errors import BadRequestError, ConflictError, HerderError
 from hub.runtime.worker_sink_task import group_id
+from kafka_admin import GroupBusyError, KafkaAdmin, OffsetCommitRefusedError
+from kafka_admin import groups as group_admin
+from kafka_admin.groups import Committed
 
 ALTERED = "The offsets for this connector have been altered successfully"
 RESET = (
@@ -31,7 +32,6 @@ RESET = (
     "However, if this connector manages offsets externally, they will need to be manually "
     "reset in the system that the connector uses."
 )
-TIMEOUT = 15.0
 
 log = logging.getLogger(__name__)
 
@@ -56,31 +56,20 @@ def reset_source_offsets(store: Any, name: str) -> str:
     return RESET
 
 
-def sink_offsets(admin: AdminClient, name: str) -> dict[str, Any]:
-    request = ConsumerGroupTopicPartitions(group_id(name))
-    future = admin.list_consumer_group_offsets([request])[group_id(name)]
-    try:
-        result = future.result(timeout=TIMEOUT)
-    except KafkaException as exc:
-        if _code(exc) in (KafkaError.GROUP_ID_NOT_FOUND,):
-            return {"offsets": []}
-        raise
-    entries = sorted(
-        (tp for tp in result.topic_partitions or [] if tp.offset >= 0),
-        key=lambda tp: (tp.topic, tp.partition),
-    )
+def sink_offsets(admin: KafkaAdmin, name: str) -> dict[str, Any]:
+    committed = group_admin.committed_entries(admin, group_id(name))
     return {
         "offsets": [
             {
-                "partition": {"kafka_topic": tp.topic, "kafka_partition": tp.partition},
-                "offset": {"kafka_offset": tp.offset},
+                "partition": {"kafka_topic": topic, "kafka_partition": partition},
+                "offset": {"kafka_offset": offset},
             }
-            for tp in entries
+            for (topic, partition), (offset, _, _) in sorted(committed.items())
         ]
     }
 
 
-def alter_sink_offsets(admin: AdminClient, name: str, offsets: list[dict[str, Any]]) -> str:
+def alter_sink_offsets(admin: KafkaAdmin, name: str, offsets: list[dict[str, Any]]) -> str:
     """Sets (a number) or resets (``null``) single partitions of the sink's consumer group.
 
     Entries apply in order, so a partition named twice gets the last value. Numbers alone are
@@ -118,12 +107,8 @@ def _sink_entries(offsets: list[dict[str, Any]]) -> dict[tuple[str, int], int | 
     return wanted
 
 
-Committed = dict[tuple[str, int], tuple[int, str | None, int | None]]
-"""``(topic, partition) -> (offset, metadata, leader epoch)`` of a consumer group."""
-
-
 def _reset_sink_partitions(
-    admin: AdminClient, name: str, wanted: dict[tuple[str, int], int | None]
+    admin: KafkaAdmin, name: str, wanted: dict[tuple[str, int], int | None]
 ) -> str:
     """Removes the committed offset of the partitions set to None; sets the others.
 
@@ -172,50 +157,19 @@ def _reset_sink_partitions(
     return ALTERED
 
 
-def _committed(admin: AdminClient, group: str) -> Committed:
-    request = ConsumerGroupTopicPartitions(group)
-    future = admin.list_consumer_group_offsets([request])[group]
+def _committed(admin: KafkaAdmin, group: str) -> Committed:
+    return group_admin.committed_entries(admin, group)
+
+
+def _commit(admin: KafkaAdmin, name: str, offsets: Committed) -> None:
+    """One admin OffsetCommit into ``connect-<name>``: a live group is a 409 (the broker
+    takes such a commit only while the group is empty), other refusals a 500 naming them."""
     try:
-        result = future.result(timeout=TIMEOUT)
-    except KafkaException as exc:
-        if _code(exc) == KafkaError.GROUP_ID_NOT_FOUND:
-            return {}
-        raise
-    return {
-        (tp.topic, tp.partition): (tp.offset, tp.metadata, tp.leader_epoch)
-        for tp in result.topic_partitions or []
-        if tp.offset >= 0
-    }
-
-
-def _commit(admin: AdminClient, name: str, offsets: Committed) -> None:
-    """One OffsetCommit (as an admin: no member, generation -1) into ``connect-<name>``.
-
-    The broker takes such a commit only while the group is empty; a live group answers
-    UNKNOWN_MEMBER_ID for every partition, which is a 409 here. Other refusals name the
-    partitions (500).
-    """
-    if not offsets:
-        return
-    tps = [
-        # the client takes no None here: "" is what the broker stores for no metadata, and
-        # -1 means no leader epoch
-        KafkaTopicPartition(
-            topic, partition, offset, metadata or "", -1 if epoch is None else epoch
-        )
-        for (topic, partition), (offset, metadata, epoch) in sorted(offsets.items())
-    ]
-    group = group_id(name)
-    request = ConsumerGroupTopicPartitions(group, tps)
-    result = admin.alter_consumer_group_offsets([request])[group].result(timeout=TIMEOUT)
-    failed = [tp for tp in result.topic_partitions or [] if tp.error is not None]
-    if failed and all(tp.error.code() == KafkaError.UNKNOWN_MEMBER_ID for tp in failed):
-        raise _group_busy(name)
-    if failed:
-        raise HerderError(
-            "the broker refused "
-            + ", ".join(f"{tp.topic}-{tp.partition} ({tp.error.str()})" for tp in failed)
-        )
+        group_admin.commit_offsets(admin, group_id(name), offsets)
+    except GroupBusyError:
+        raise _group_busy(name) from None
+    except OffsetCommitRefusedError as exc:
+        raise HerderError(str(exc)) from None
 
 
 def _names(tps: Iterable[tuple[str, int]]) -> str:
@@ -227,26 +181,21 @@ def _describe(offsets: Committed) -> str:
     return ", ".join(f"{t}-{p}={offsets[(t, p)][0]}" for t, p in sorted(offsets)) or "none"
 
 
-def reset_sink_offsets(admin: AdminClient, name: str) -> str:
+def reset_sink_offsets(admin: KafkaAdmin, name: str) -> str:
     _delete_group(admin, name)
     return RESET
 
 
-def _delete_group(admin: AdminClient, name: str) -> None:
+def _delete_group(admin: KafkaAdmin, name: str) -> None:
     """Deletes ``connect-<name>`` with all its offsets; a missing group is already reset.
 
     The broker deletes only an empty group, so a consumer still in it (a task that has not
     stopped yet, or another client sharing the group) is a 409 and nothing changes.
     """
-    group = group_id(name)
-    future = admin.delete_consumer_groups([group], request_timeout=TIMEOUT)[group]
     try:
-        future.result(timeout=TIMEOUT)
-    except KafkaException as exc:
-        if _code(exc) == KafkaError.NON_EMPTY_GROUP:
-            raise _group_busy(name) from None
-        if _code(exc) != KafkaError.GROUP_ID_NOT_FOUND:
-            raise
+        group_admin.delete_group(admin, group_id(name))
+    except GroupBusyError:
+        raise _group_busy(name) from None
 
 
 def _group_busy(name: str) -> ConflictError:
@@ -255,8 +204,3 @@ def _group_busy(name: str) -> ConflictError:
         "still has active members (a task of the connector that has not stopped yet, or "
         "another consumer using the group). Nothing was changed; retry once the group is empty."
     )
-
-
-def _code(exc: KafkaException) -> int | None:
-    err = exc.args[0] if exc.args else None
-    return err.code() if isinstance(err, KafkaError) else None

@@ -4,7 +4,8 @@ Kafka Connect's ``RetryWithToleranceOperator`` in one class: each record-level o
 (converting a key/value/header, running the transform chain) runs through ``execute``:
 
 - ``RetriableError`` is retried with exponential backoff (100 ms doubling, capped at
-  ``errors.retry.delay.max.ms``) until ``errors.retry.timeout`` (0 = no retry, -1 = forever).
+  ``errors.retry.delay.max.ms``) until ``errors.retry.timeout`` (0 = no retry, -1 = forever);
+  the policy is ``hub.runtime.retry.operation_backoff`` (tenacity).
 - Any other failure (or a retriable one out of time) with ``errors.tolerance=none`` raises
   ``ToleranceExceededError``, which fails the task; with ``all`` the record is skipped,
   logged if ``errors.log.enable`` and written to ``errors.deadletterqueue.topic.name``.
@@ -20,13 +21,14 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from hub.api import ConfigError, ConnectError, ConnectRecord, RetriableError
+from hub.api import ConfigError, ConnectRecord
+from hub.runtime.errors import ToleranceExceededError
+from hub.runtime.retry import operation_backoff
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -42,10 +44,6 @@ STAGES = (
     "KAFKA_PRODUCE",
     "KAFKA_CONSUME",
 )
-
-
-class ToleranceExceededError(ConnectError):
-    """A record failed and ``errors.tolerance`` does not allow skipping it: the task fails."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +124,11 @@ class RetryWithToleranceOperator:
         self.stopping = stopping
         self.dlq = dlq
         self.failures = 0  # tolerated failures, for tests and metrics
+        # Connect's task-error-metrics (GET /metrics); this task's thread is the only writer.
+        self.retries = 0
+        self.errors_logged = 0
+        self.dlq_requests = 0
+        self.dlq_failures = 0
 
     def run(
         self,
@@ -153,21 +156,27 @@ class RetryWithToleranceOperator:
 
         ``first_error`` is the failure of an attempt the caller already made.
         """
-        started = time.monotonic()
-        delay = 0.1
-        error = first_error
-        while True:
-            if error is None:
-                try:
-                    return True, operation()
-                except Exception as exc:
-                    error = exc
-            if isinstance(error, RetriableError) and self._may_retry(started, delay):
-                log.debug("retrying", extra=self._ident(context, error))
-                self.stopping.wait(delay)
-                delay = min(delay * 2, self.config.retry_delay_max_ms / 1000)
-                error = None
-                continue
+        pending = [first_error] if first_error is not None else []
+
+        def attempt() -> T:
+            if pending:
+                raise pending.pop()  # the attempt the caller made
+            return operation()
+
+        def note(state: Any) -> None:
+            error = state.outcome.exception() if state.outcome else None
+            self.retries += 1
+            log.debug("retrying", extra=self._ident(context, error))
+
+        policy = operation_backoff(
+            self.stopping,
+            self.config.retry_timeout_ms,
+            self.config.retry_delay_max_ms,
+            before_sleep=note,
+        )
+        try:
+            return True, policy(attempt)
+        except Exception as error:
             self._fail(context, error)
             return False, None
 
@@ -177,12 +186,6 @@ class RetryWithToleranceOperator:
         ToleranceExceededError."""
         self._fail(context, error)
 
-    def _may_retry(self, started: float, delay: float) -> bool:
-        timeout = self.config.retry_timeout_ms
-        if self.stopping.is_set() or timeout == 0:
-            return False
-        return timeout < 0 or (time.monotonic() - started + delay) * 1000 <= timeout
-
     def _fail(self, context: FailureContext, error: Exception) -> None:
         if self.config.tolerance != "all":
             raise ToleranceExceededError(
@@ -190,6 +193,7 @@ class RetryWithToleranceOperator:
             ) from error
         self.failures += 1
         if self.config.log_enable:
+            self.errors_logged += 1
             extra = self._ident(context, error)
             if self.config.log_include_messages:
                 extra["record"] = _describe(context)
@@ -209,9 +213,11 @@ class RetryWithToleranceOperator:
             value = _json_bytes(record.value) if record is not None else None
         if self.config.dlq_context_headers:
             headers.extend(self._context_headers(context, error))
+        self.dlq_requests += 1
         try:
             self.dlq(self.config.dlq_topic, key, value, headers)  # type: ignore[misc]
         except Exception:
+            self.dlq_failures += 1
             log.exception("could not write to the dead letter queue", extra=self._ident(context))
 
     def _context_headers(

@@ -21,8 +21,8 @@ from typing import Any
 
 from hub.api import ConfigError
 from hub.runtime import connector_offsets as offsets_api
-from hub.runtime import validation
-from hub.runtime.config import WorkerConfig
+from hub.runtime import health, names, task_count, validation
+from hub.runtime.config import ADMIN_TIMEOUT_S, WorkerConfig
 from hub.runtime.errors import AlreadyExistsError, BadRequestError, ConflictError, NotFoundError
 from hub.runtime.storage import (
     ConfigStore,
@@ -32,9 +32,9 @@ from hub.runtime.storage import (
     OffsetStore,
     StatusStore,
 )
-from hub.runtime.topic_admin import TopicAdmin
 from hub.runtime.worker import Worker, connector_class, connector_type
 from hub.runtime.worker_task import ConnectorTaskId
+from kafka_admin import KafkaAdmin
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ class Herder:
         config_store: ConfigStore | None = None,
         offset_store: OffsetStore | None = None,
         status_store: StatusStore | None = None,
-        admin: TopicAdmin | None = None,
+        admin: KafkaAdmin | None = None,
     ) -> None:
         if registry is None:
             from hub.plugins.manager import get_plugin_manager
@@ -56,7 +56,7 @@ class Herder:
             registry = get_plugin_manager()
         self.config = config
         self.registry = registry
-        self.admin = admin or TopicAdmin(config.client_config("admin"))
+        self.admin = admin or KafkaAdmin(config.client_config("admin"), timeout=ADMIN_TIMEOUT_S)
         client = config.client_config("admin")
         rf = config.internal_topic_replication_factor
         self.configs = config_store or KafkaConfigStore(
@@ -76,6 +76,7 @@ class Herder:
         self._lock = threading.RLock()
         self._cluster_id = ""
         self._stopped = False
+        self._ready = False  # start() finished: what GET /health reports (KIP-1017)
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -86,7 +87,11 @@ class Herder:
         self.worker.start()
         with self._lock:
             for name in self.configs.connectors():
-                self._start(name)
+                try:  # one connector that cannot start must not keep the others down
+                    self._start(name)
+                except Exception as exc:
+                    self._fail_connector(name, "connector failed to start", exc)
+        self._ready = True
         log.info("herder started", extra={"connectors": len(self.configs.connectors())})
 
     def stop(self) -> None:
@@ -110,20 +115,38 @@ class Herder:
         if target == "STOPPED":
             self._forget_tasks(name, 0)
             return
-        try:
-            task_configs = self.worker.connector_task_configs(name, int(config.get("tasks.max", 1)))
-        except Exception as exc:
-            log.error(
-                "connector failed to generate tasks", extra={"connector": name}, exc_info=True
-            )
-            trace = "".join(traceback.format_exception(exc))
-            self.statuses.put_connector(name, "FAILED", self.worker_id, trace)
+        task_configs = self._generate_task_configs(name, config, "generate tasks")
+        if task_configs is None:
             return
+        previous = len(self.configs.task_configs(name))
         if task_configs != self.configs.task_configs(name):
             self.configs.put_task_configs(name, task_configs)
+        if self._type(config) == "source":
+            self.worker.fence_zombies(name, range(len(task_configs), previous))
         self._forget_tasks(name, len(task_configs))
         for i, task_config in enumerate(task_configs):
             self.worker.start_task(ConnectorTaskId(name, i), config, task_config, target)
+
+    def _generate_task_configs(
+        self, name: str, config: dict[str, Any], what: str
+    ) -> list[dict[str, Any]] | None:
+        """The running connector's task configs for its ``tasks.max``, or None after failing
+        the connector (``what`` names the step in its trace: "generate tasks", ...)."""
+        try:
+            return self.worker.connector_task_configs(
+                name, task_count.requested(config), task_count.enforced(config)
+            )
+        except Exception as exc:
+            self._fail_connector(name, f"connector failed to {what}", exc)
+            return None
+
+    def _fail_connector(self, name: str, what: str, exc: BaseException) -> None:
+        """Stops the connector instance and reports it FAILED with the trace; nothing else
+        (other connectors, this connector's config) is touched."""
+        log.error(what, extra={"connector": name, "error": str(exc)}, exc_info=exc)
+        self.worker.stop_connector(name)
+        trace = "".join(traceback.format_exception(exc))
+        self.statuses.put_connector(name, "FAILED", self.worker_id, trace)
 
     def _stop(self, name: str) -> None:
         self.worker.stop_tasks(self.worker.task_ids(name))
@@ -140,19 +163,35 @@ class Herder:
 
     def _reconfigure(self, name: str) -> None:
         with self._lock:
-            config = self.configs.connector_config(name)
-            if config is None or not self.worker.is_running(name):
-                return
-            new = self.worker.connector_task_configs(name, int(config.get("tasks.max", 1)))
-            if new == self.configs.task_configs(name):
-                return
-            log.info("task configs changed; restarting tasks", extra={"connector": name})
-            self.worker.stop_tasks(self.worker.task_ids(name))
-            self.configs.put_task_configs(name, new)
-            self._forget_tasks(name, len(new))
-            target = self.configs.target_state(name)
-            for i, task_config in enumerate(new):
-                self.worker.start_task(ConnectorTaskId(name, i), config, task_config, target)
+            try:
+                self._reconfigure_locked(name)
+            except Exception as exc:  # on a thread of its own: nobody else would see it
+                self._fail_connector(name, "connector failed to reconfigure its tasks", exc)
+
+    def _reconfigure_locked(self, name: str) -> None:
+        config = self.configs.connector_config(name)
+        if config is None or not self.worker.is_running(name):
+            return
+        new = self.worker.connector_task_configs(
+            name, task_count.requested(config), task_count.enforced(config)
+        )
+        if new == self.configs.task_configs(name):
+            return
+        log.info("task configs changed; restarting tasks", extra={"connector": name})
+        self.worker.stop_tasks(self.worker.task_ids(name))
+        previous = len(self.configs.task_configs(name))
+        self.configs.put_task_configs(name, new)
+        if self._type(config) == "source":
+            self.worker.fence_zombies(name, range(len(new), previous))
+        self._forget_tasks(name, len(new))
+        target = self.configs.target_state(name)
+        for i, task_config in enumerate(new):
+            self.worker.start_task(ConnectorTaskId(name, i), config, task_config, target)
+
+    def health(self) -> dict[str, str]:
+        """``GET /health`` (KIP-1017): ``{"status", "message"}`` (``hub.runtime.health``)."""
+        loops = health.store_loops((self.configs, self.offsets, self.statuses))
+        return health.check(self._ready, self._stopped, loops, self._lock).as_json()
 
     # -- connectors ----------------------------------------------------------------------------
     def kafka_cluster_id(self) -> str:
@@ -181,14 +220,16 @@ class Herder:
         return {"name": name, "config": config, "tasks": tasks, "type": self._type(config)}
 
     def _validated(self, name: str, config: dict[str, str]) -> dict[str, str]:
-        if not name or "/" in name or name != name.strip():
-            raise BadRequestError(f"invalid connector name {name!r}")
+        reason = names.problem(name) or ("must not start or end with whitespace"
+                                         if name != name.strip() else None)  # fmt: skip
+        if reason is not None:
+            raise BadRequestError(f"Connector name {name[:80]!r} {reason}")
         config = {str(k): str(v) for k, v in config.items()}
         if config.get("name", name) != name:
             raise BadRequestError(f"connector name in config ({config['name']}) differs ({name})")
         config["name"] = name
         cls = connector_class(self.registry, config)
-        errors = validation.connector_errors(self.registry, self.config, cls, config)
+        errors = self._errors(cls, config)
         if errors:
             count = sum(len(v) for v in errors.values())
             raise ConfigError(
@@ -252,11 +293,22 @@ class Herder:
             "name": name,
             "connector": _status_view(connector, self.worker_id),
             "tasks": [
-                {"id": i, **_status_view(tasks.get(i, {"state": "UNASSIGNED"}), self.worker_id)}
+                {
+                    "id": i,
+                    **_status_view(tasks.get(i, {"state": "UNASSIGNED"}), self.worker_id),
+                    **self._task_warnings(name, i),
+                }
                 for i in range(count)
             ],
             "type": self._type(config),
         }
+
+    def _task_warnings(self, name: str, task: int) -> dict[str, list[str]]:
+        """``{"warnings": [...]}`` while a running task's background work (offset commits)
+        fails, else nothing: the status keeps Connect's shape when all is well."""
+        running = self.worker.task(ConnectorTaskId(name, task))
+        warnings = running.warnings() if running is not None else []
+        return {"warnings": warnings} if warnings else {}
 
     def task_configs(self, name: str) -> list[dict[str, Any]]:
         self._config(name)
@@ -343,8 +395,8 @@ class Herder:
     def connector_offsets(self, name: str) -> dict[str, Any]:
         config = self._config(name)
         if self._type(config) == "sink":
-            return offsets_api.sink_offsets(self.admin.admin, name)
-        return offsets_api.source_offsets(self.offsets, name)
+            return offsets_api.sink_offsets(self.admin, name)
+        return offsets_api.source_offsets(self.worker.offsets_for(config), name)
 
     def _require_stopped(self, name: str) -> dict[str, str]:
         config = self._config(name)
@@ -360,15 +412,15 @@ class Herder:
         with self._lock:
             config = self._require_stopped(name)
             if self._type(config) == "sink":
-                return offsets_api.alter_sink_offsets(self.admin.admin, name, offsets)
-            return offsets_api.alter_source_offsets(self.offsets, name, offsets)
+                return offsets_api.alter_sink_offsets(self.admin, name, offsets)
+            return offsets_api.alter_source_offsets(self.worker.offsets_for(config), name, offsets)
 
     def reset_connector_offsets(self, name: str) -> str:
         with self._lock:
             config = self._require_stopped(name)
             if self._type(config) == "sink":
-                return offsets_api.reset_sink_offsets(self.admin.admin, name)
-            return offsets_api.reset_source_offsets(self.offsets, name)
+                return offsets_api.reset_sink_offsets(self.admin, name)
+            return offsets_api.reset_source_offsets(self.worker.offsets_for(config), name)
 
     def connector_topics(self, name: str) -> list[str]:
         self._config(name)
@@ -378,6 +430,24 @@ class Herder:
         self._config(name)
         self.statuses.remove_topics(name)
 
+    # -- workers -------------------------------------------------------------------------------
+    def members(self) -> dict[str, Any]:
+        """``GET /workers``: this worker and what it runs (a group's view in distributed mode)."""
+        units = list(self.worker.running_connectors())
+        units += [str(t) for t in self.worker.all_task_ids()]
+        url = f"{self.config.rest_scheme}://{self.worker_id}"
+        return {
+            "worker_id": self.worker_id,
+            "url": url,
+            "leader_url": None,
+            "rebalancing": False,
+            "members": {url: units},
+        }
+
+    def put_task_configs(self, name: str, configs: list[dict[str, Any]]) -> None:
+        """Only distributed workers accept task configs from another worker."""
+        raise BadRequestError("a standalone worker does not accept task configs from others")
+
     # -- plugins -------------------------------------------------------------------------------
     def plugins(self, connectors_only: bool = True) -> list[dict[str, Any]]:
         return validation.list_plugins(self.registry, connectors_only)
@@ -386,6 +456,14 @@ class Herder:
         cls = validation.find_plugin(self.registry, plugin)
         return validation.key_infos(cls.config_model, cls.name)
 
+    def plugin_config_schema(self, plugin: str) -> dict[str, Any]:
+        """JSON Schema of a plugin's config model (user-facing key names): enum choices and
+        types that Connect's ``ConfigKeyInfo`` cannot carry (the console's form uses them)."""
+        cls = validation.find_plugin(self.registry, plugin)
+        model: Any = getattr(cls, "config_model", None)
+        schema: dict[str, Any] = model.json_schema() if model is not None else {}
+        return schema
+
     def validate_config(self, plugin: str, config: dict[str, str]) -> dict[str, Any]:
         config = {str(k): str(v) for k, v in config.items()}
         config.setdefault("connector.class", plugin)
@@ -393,8 +471,24 @@ class Herder:
             cls = connector_class(self.registry, {"connector.class": plugin})
         except ConfigError:
             raise NotFoundError(f"Unknown connector plugin {plugin}") from None
-        errors = validation.connector_errors(self.registry, self.config, cls, config)
+        errors = self._errors(cls, config)
         return validation.config_infos(cls, config, errors)
+
+    def _errors(self, cls: Any, config: dict[str, str]) -> dict[str, list[str]]:
+        """Validation errors of the config as the connector will see it: placeholders
+        (``${file:...}``) resolved, as Kafka Connect validates, with every resolved secret
+        masked in the reasons (a reason may quote the value it refuses)."""
+        resolved = self.worker.config_transformer.transform(config)
+        errors = validation.connector_errors(self.registry, self.config, cls, resolved)
+        secrets = [v for k, v in resolved.items() if v != config.get(k) and v]
+        if not secrets:
+            return errors
+        masked = {}
+        for key, reasons in errors.items():
+            for secret in secrets:
+                reasons = [r.replace(secret, "[hidden]") for r in reasons]
+            masked[key] = reasons
+        return masked
 
 
 def _status_view(status: dict[str, Any], worker_id: str) -> dict[str, Any]:

@@ -28,6 +28,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from hub.runtime.errors import IngestUnavailable
+
 log = logging.getLogger(__name__)
 
 
@@ -38,16 +40,6 @@ class IngestTarget(Protocol):
     def ingest(
         self, body: bytes, headers: Mapping[str, str]
     ) -> tuple[int, dict[str, Any], dict[str, str]]: ...
-
-
-class IngestUnavailable(Exception):
-    """The request cannot be routed; ``status`` and ``retry_after`` say what to answer."""
-
-    def __init__(self, status: int, message: str, retry_after: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.retry_after = retry_after
 
 
 def find_target(herder: Any, connector: str) -> IngestTarget:

@@ -39,7 +39,8 @@ from hub.runtime.storage.offset_store import PartitionKey, partition_key
 class SubmittedBatch:
     """The records of one ``poll()``: produced count, acknowledgements, last offsets."""
 
-    __slots__ = ("_acks", "acked", "complete", "offsets", "owner", "produced", "records", "sealed")
+    __slots__ = ("_acks", "acked", "complete", "deferred", "offsets", "owner", "produced",
+                 "records", "sealed")  # fmt: skip
 
     def __init__(self, owner: SubmittedRecords) -> None:
         self.owner = owner
@@ -51,6 +52,13 @@ class SubmittedBatch:
         # partition key -> (source partition, source offset) of the batch's last record there
         self.offsets: dict[PartitionKey, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
         self.records: Sequence[Any] | None = None  # for the commit_records hook
+        self.deferred: list[Callable[[], None]] | None = None  # exactly-once hook calls
+
+    def defer(self, call: Callable[[], None]) -> None:
+        """Keeps a task hook call (``commit_record``, ``commit_batch``) for after the commit."""
+        if self.deferred is None:
+            self.deferred = []
+        self.deferred.append(call)
 
     def note(self, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> None:
         """Records that a record of ``partition`` at ``offset`` belongs to this batch."""

@@ -16,19 +16,27 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from hub.api import ConfigError, SinkConnector, validate_config
+from hub.api import ConfigError, SinkConnector, is_password, validate_config
+from hub.api.client_settings import client_setting_errors
+from hub.runtime import task_count
 from hub.runtime.config import WorkerConfig
 from hub.runtime.error_handling import ErrorHandlingConfig
 from hub.runtime.errors import NotFoundError
+from hub.runtime.exactly_once_config import exactly_once_errors
 from hub.runtime.plugin_setup import build_converters, build_transform_chain
 from hub.runtime.worker import connector_type, lookup_plugin
+from sluice import __version__
 
-# (name, type, default, importance, group, documentation, sink-only)
-COMMON_KEYS: tuple[tuple[str, str, str | None, str, str, str, bool], ...] = (
+# (name, type, default, importance, group, documentation, sink-only: True sinks only,
+# None sources only)
+COMMON_KEYS: tuple[tuple[str, str, str | None, str, str, str, bool | None], ...] = (
     ("name", "STRING", None, "HIGH", "Common", "Globally unique name of the connector.", False),
     ("connector.class", "STRING", None, "HIGH", "Common", "The connector plugin (name or alias).",
      False),
-    ("tasks.max", "INT", "1", "HIGH", "Common", "Maximum number of tasks.", False),
+    ("tasks.max", "INT", "1", "HIGH", "Common",
+     "Maximum number of tasks (at most the worker's tasks.max.limit).", False),
+    ("tasks.max.enforce", "BOOLEAN", "true", "LOW", "Common",
+     "Fail the connector if it generates more tasks than tasks.max (KIP-1004).", False),
     ("topics", "LIST", "", "HIGH", "Common", "Topics to consume (sinks).", True),
     ("topics.regex", "STRING", "", "HIGH", "Common", "Regex of topics to consume (sinks).", True),
     ("key.converter", "CLASS", None, "LOW", "Common", "Overrides the worker's key.converter.",
@@ -52,6 +60,14 @@ COMMON_KEYS: tuple[tuple[str, str, str | None, str, str, str, bool], ...] = (
      "Topic for records that failed (sources too).", False),
     ("errors.deadletterqueue.context.headers.enable", "BOOLEAN", "false", "MEDIUM",
      "Error Handling", "Add __connect.errors.* headers to dead-letter records.", False),
+    ("exactly.once.support", "STRING", "requested", "MEDIUM", "Exactly Once Support",
+     "requested or required (refused unless the connector supports exactly-once).", None),
+    ("transaction.boundary", "STRING", "poll", "MEDIUM", "Exactly Once Support",
+     "poll, interval or connector: when a source transaction commits.", None),
+    ("transaction.boundary.interval.ms", "LONG", "", "LOW", "Exactly Once Support",
+     "With transaction.boundary=interval: how long a transaction stays open.", None),
+    ("offsets.storage.topic", "STRING", "", "LOW", "Offsets Topic",
+     "The connector's own source offsets topic (else the worker's).", None),
 )  # fmt: skip
 
 
@@ -63,19 +79,42 @@ PLUGIN_KINDS = (
 )
 
 
+# A Java class name, as tools matching on ``class`` expect: dotted package, class (``$``inner).
+_JAVA_CLASS = re.compile(r"^[a-z_][\w]*(\.[a-z_][\w]*)*\.[A-Z][\w$]*$")
+
+
+def connect_class(cls: type[Any]) -> str:
+    """The name ``GET /connector-plugins`` shows in ``class``: the Java class a plugin stands
+    in for (its first alias that is one, e.g. ``io.debezium.connector.postgresql.
+    PostgresConnector``), else its own name (a plugin with no Java counterpart)."""
+    for alias in getattr(cls, "aliases", ()):
+        if _JAVA_CLASS.match(alias):
+            return str(alias)
+    return str(cls.name)
+
+
 def list_plugins(registry: Any, connectors_only: bool = True) -> list[dict[str, Any]]:
-    """``GET /connector-plugins``: each distinct class once, with its Connect plugin type."""
+    """``GET /connector-plugins``: each distinct class once, with its Connect plugin type and
+    the Java class name in ``class`` (``connect_class``). With ``connectors_only`` false,
+    transforms, predicates, converters and header converters follow, as Connect 3.2+ lists
+    them (KIP-769): a transform with key and value variants twice, ``...Cast$Key`` and
+    ``...Cast$Value``."""
     out = [
-        {"class": cls.name, "type": connector_type(cls), "version": cls.version}
+        {"class": connect_class(cls), "type": connector_type(cls), "version": _version(cls)}
         for cls in dict.fromkeys(registry.connectors().values())
     ]
     if not connectors_only:
         for method, kind in PLUGIN_KINDS:
             for cls in dict.fromkeys(getattr(registry, method)().values()):
-                out.append(
-                    {"class": cls.name, "type": kind, "version": getattr(cls, "version", "0.1.0")}
-                )
+                name = connect_class(cls)
+                variants = getattr(cls, "variants", ()) if kind == "transformation" else ()
+                for suffix in [f"${v.capitalize()}" for v in variants] or [""]:
+                    out.append({"class": name + suffix, "type": kind, "version": _version(cls)})
     return out
+
+
+def _version(cls: type[Any]) -> str:
+    return str(getattr(cls, "version", None) or __version__)
 
 
 def find_plugin(registry: Any, name: str) -> type[Any]:
@@ -99,11 +138,7 @@ def connector_errors(
 
     if not str(config.get("name", "")).strip():
         add({"name": ['Missing required configuration "name" which has no default value.']})
-    try:
-        if int(config.get("tasks.max", 1)) < 1:
-            add({"tasks.max": ["must be at least 1"]})
-    except (TypeError, ValueError):
-        add({"tasks.max": ["must be an integer"]})
+    add(task_count.limit_errors(config, worker.tasks_max_limit))
     if issubclass(cls, SinkConnector):
         add(_sink_topic_errors(config))
     for check in (
@@ -115,6 +150,8 @@ def connector_errors(
             check()
         except ConfigError as exc:
             add(exc.errors or {"config": [str(exc)]})
+    add(exactly_once_errors(worker, cls, config))
+    add(client_setting_errors(config))  # consumer.override.plugin.library.paths & co
     add(validate_config(cls.config_model, config))
     add(cls.validate(config))
     return errors
@@ -147,7 +184,7 @@ def config_infos(
     definitions = [
         _key_info(name, typ, default, imp, group, doc, i)
         for i, (name, typ, default, imp, group, doc, sink_only) in enumerate(COMMON_KEYS)
-        if sink or not sink_only
+        if (sink and sink_only is not None) or (not sink and not sink_only)
     ]
     seen = {d["name"] for d in definitions}
     definitions += [d for d in key_infos(cls.config_model, cls.name) if d["name"] not in seen]
@@ -188,7 +225,7 @@ def key_infos(model: type[Any], group: str) -> list[dict[str, Any]]:
         out.append(
             _key_info(
                 field.alias or name,
-                _type_name(field.annotation),
+                "PASSWORD" if is_password(field) else _type_name(field.annotation),
                 None if default is None else _render(default),
                 "HIGH" if required else "MEDIUM",
                 group,

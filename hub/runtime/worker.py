@@ -2,13 +2,18 @@
 
 It owns the clients its tasks share: ONE idempotent producer (acks=all) for every source task
 and dead-letter queue (a background thread polls it, so delivery callbacks fire off the task
-threads), and one ``TopicAdmin``. Sink tasks have their own consumer each (a consumer is a group
-member). The herder decides *what* runs; the worker only starts and stops.
+threads), and one ``KafkaAdmin`` (the shared admin layer). With
+``exactly.once.source.support=enabled`` each source task has its own transactional producer
+instead (``exactly_once_source_task``), and connectors with ``offsets.storage.topic`` get their
+own offsets store (``offsets_for``). Sink tasks have their own consumer
+each (a consumer is a group member). The herder decides *what* runs; the worker only starts
+and stops.
 
 Failure handling: a task whose thread dies is reported FAILED with its trace and restarted by a
 timer after ``task.restart.backoff.ms``, doubling per consecutive failure up to
-``task.restart.max.backoff.ms`` (the count resets once a run outlives the maximum backoff, or
-on a manual restart). Nothing else is touched: other tasks, connectors and the worker go on.
+``task.restart.max.backoff.ms`` (``retry.restart_delay``; the count resets once a run
+outlives the maximum backoff, or on a manual restart). Nothing else is touched: other tasks,
+connectors and the worker go on.
 """
 
 from __future__ import annotations
@@ -17,19 +22,28 @@ import logging
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import Producer
 
 from hub.api import ConfigError, SinkConnector, SourceConnector
-from hub.runtime.config import WorkerConfig
+from hub.api.paths import set_allowed_roots
+from hub.runtime import task_count
+from hub.runtime.config import ADMIN_TIMEOUT_S, WorkerConfig
+from hub.runtime.config_providers import ConfigTransformer, reverse_transform
 from hub.runtime.errors import NotFoundError
-from hub.runtime.topic_admin import TopicAdmin
+from hub.runtime.exactly_once_source_task import (
+    ExactlyOnceWorkerSourceTask,
+    fence_transactional_ids,
+)
+from hub.runtime.retry import restart_delay
+from hub.runtime.storage.offset_store import ConnectorOffsetStores
 from hub.runtime.worker_sink_task import WorkerSinkTask
 from hub.runtime.worker_source_task import WorkerSourceTask
 from hub.runtime.worker_task import ConnectorTaskId, TaskServices, WorkerTask
+from kafka_admin import KafkaAdmin
 
 log = logging.getLogger(__name__)
 
@@ -98,15 +112,21 @@ class Worker:
         offset_store: Any,
         status_store: Any,
         *,
-        admin: TopicAdmin | None = None,
+        admin: KafkaAdmin | None = None,
     ) -> None:
         self.config = config
+        # Plugins open local files only under file.allowed.paths (hub/api/paths.py).
+        set_allowed_roots(config.file_roots())
         self.registry = registry
+        # KIP-297: placeholders resolved only here, when a connector or task starts.
+        self.config_transformer = ConfigTransformer.from_worker(config.raw())
+        self._resolved: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
         self.offsets = offset_store
         self.status = status_store
         self.worker_id = config.worker_id
-        self.admin = admin or TopicAdmin(config.client_config("admin"))
+        self.admin = admin or KafkaAdmin(config.client_config("admin"), timeout=ADMIN_TIMEOUT_S)
         self.on_reconfigure: Callable[[str], None] | None = None
+        self.member_alive: Callable[[], bool] | None = None  # the distributed herder's fence
         self._lock = threading.RLock()
         self._connectors: dict[str, Any] = {}
         self._tasks: dict[ConnectorTaskId, WorkerTask] = {}
@@ -115,6 +135,7 @@ class Worker:
         self._producer: Producer | None = None
         self._stopping = threading.Event()
         self._poller: threading.Thread | None = None
+        self._offset_stores = ConnectorOffsetStores(config, offset_store, self.admin)
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -142,6 +163,8 @@ class Worker:
             self.offsets,
             self.status,
             self.worker_id,
+            connector_offsets=self.offsets_for,
+            member_alive=self.member_alive,
         )
         log.info("worker started", extra={"worker_id": self.worker_id})
 
@@ -154,6 +177,7 @@ class Worker:
         for name in names:
             self.stop_connector(name)
             self.status.put_connector(name, "UNASSIGNED", self.worker_id)
+        self._offset_stores.stop()
         self._stopping.set()
         if self._poller is not None:
             self._poller.join(5)
@@ -161,6 +185,16 @@ class Worker:
             self._producer.flush(self.config.offset_flush_timeout_ms / 1000)
             self._producer = self.services.producer = None
         log.info("worker stopped", extra={"worker_id": self.worker_id})
+
+    def offsets_for(self, connector_config: Mapping[str, Any]) -> Any:
+        """The offset store of a source connector: the global one, or its own topic
+        (``offsets.storage.topic``) over it (``ConnectorOffsetStores``)."""
+        return self._offset_stores.store_for(connector_config)
+
+    def fence_zombies(self, connector: str, task_ids: range) -> None:
+        """KIP-618's fencing of tasks a reconfiguration removed (exactly-once only)."""
+        if self.config.exactly_once_enabled:
+            fence_transactional_ids(self.config, connector, task_ids)
 
     def _poll_producer(self) -> None:
         assert self._producer is not None
@@ -176,8 +210,9 @@ class Worker:
             return True
         try:
             cls = connector_class(self.registry, config)
+            resolved = self.config_transformer.transform(config)
             connector = cls(_ConnectorContext(self, name))
-            connector.start(cls.config_model.parse(config))
+            connector.start(cls.config_model.parse(resolved))
         except Exception as exc:
             log.error("connector failed to start", extra={"connector": name}, exc_info=True)
             trace = "".join(traceback.format_exception(exc))
@@ -185,17 +220,39 @@ class Worker:
             return False
         with self._lock:
             self._connectors[name] = connector
+            self._resolved[name] = (dict(config), resolved)
         state = "PAUSED" if target == "PAUSED" else "RUNNING"
         self.status.put_connector(name, state, self.worker_id)
         log.info("connector started", extra={"connector": name, "state": state})
         return True
 
-    def connector_task_configs(self, name: str, max_tasks: int) -> list[dict[str, Any]]:
+    def connector_task_configs(
+        self, name: str, max_tasks: int, enforce: bool = True
+    ) -> list[dict[str, Any]]:
+        """The running connector's task configs for ``max_tasks`` (its ``tasks.max``);
+        ``TooManyTasksError`` beyond ``tasks.max.limit`` or, with ``enforce``, beyond
+        ``max_tasks`` (``hub.runtime.task_count``)."""
         with self._lock:
             connector = self._connectors.get(name)
+            raw, resolved = self._resolved.get(name, ({}, {}))
         if connector is None:
             raise NotFoundError(f"connector {name} is not running on this worker")
-        return [dict(c) for c in connector.task_configs(max_tasks)]
+        limit = self.config.tasks_max_limit
+        task_count.check_requested(name, max_tasks, limit)
+        # Secrets the connector copied into its task configs go back to their placeholders
+        # before the herder stores them.
+        configs = [reverse_transform(c, raw, resolved) for c in connector.task_configs(max_tasks)]
+        task_count.check_generated(name, configs, max_tasks, limit, enforce)
+        return configs
+
+    def running_connectors(self) -> list[str]:
+        with self._lock:
+            return sorted(self._connectors)
+
+    def all_task_ids(self) -> list[ConnectorTaskId]:
+        """Every task this worker runs or will restart after a failure."""
+        with self._lock:
+            return sorted(set(self._tasks) | set(self._specs))
 
     def is_running(self, name: str) -> bool:
         with self._lock:
@@ -204,6 +261,7 @@ class Worker:
     def stop_connector(self, name: str) -> None:
         with self._lock:
             connector = self._connectors.pop(name, None)
+            self._resolved.pop(name, None)
         if connector is None:
             return
         try:
@@ -245,13 +303,20 @@ class Worker:
         extra = {"connector": id.connector, "task": id.task}
         try:
             cls = connector_class(self.registry, spec.connector_config)
-            runner = WorkerSinkTask if issubclass(cls, SinkConnector) else WorkerSourceTask
+            runner: Any = WorkerSinkTask
+            if not issubclass(cls, SinkConnector):
+                runner = (
+                    ExactlyOnceWorkerSourceTask
+                    if self.config.exactly_once_enabled
+                    else WorkerSourceTask
+                )
             assert issubclass(cls, SinkConnector | SourceConnector)
+            transform = self.config_transformer.transform
             task = runner(
                 id,
                 cls.task_class(),
-                spec.task_config,
-                spec.connector_config,
+                transform(spec.task_config),
+                transform(spec.connector_config),
                 self.services,
                 self,
                 spec.target,
@@ -327,12 +392,13 @@ class Worker:
                 return
             if time.monotonic() - spec.started_at > self.config.task_restart_max_backoff_ms / 1000:
                 spec.failures = 0
-            delay_ms = min(
-                self.config.task_restart_backoff_ms * 2**spec.failures,
+            delay = restart_delay(
+                spec.failures,
+                self.config.task_restart_backoff_ms,
                 self.config.task_restart_max_backoff_ms,
             )
             spec.failures += 1
-            timer = threading.Timer(delay_ms / 1000, self._auto_restart, (id, spec))
+            timer = threading.Timer(delay, self._auto_restart, (id, spec))
             timer.daemon = True
             old = self._timers.pop(id, None)
             if old is not None:
@@ -340,7 +406,7 @@ class Worker:
             self._timers[id] = timer
         log.warning(
             "task failed; restarting after backoff",
-            extra={"connector": id.connector, "task": id.task, "backoff_ms": delay_ms},
+            extra={"connector": id.connector, "task": id.task, "backoff_ms": int(delay * 1000)},
         )
         timer.start()
 

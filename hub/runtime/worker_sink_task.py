@@ -1,4 +1,8 @@
-"""Runs one SinkTask: consume in group ``connect-<name>`` -> converters -> transforms -> put.
+"""Runs one SinkTask: lifecycle, the consumer in group ``connect-<name>``, put and commits.
+
+Building what ``put`` receives (converters, transforms, the lazy ``SinkRecordBatch``) is
+``SinkRecordBuilder``'s job (hub/runtime/sink_record_builder.py); this class owns the consumer,
+the assignment, pauses, rewinds and offset commits.
 
 Offsets: ``current`` holds, per assigned partition, the next offset after the records handed
 to ``put`` (or skipped as tolerated failures / dropped by a transform). Every
@@ -9,144 +13,36 @@ committed, synchronously. A crash therefore redelivers everything the task had n
 Threading: the consumer, and so every rebalance callback (``open``/``close``), runs on the
 task's thread. A connector PAUSE pauses every assigned partition but keeps polling, so the
 task keeps its group membership and its assignment. ``put`` raising ``RetriableError`` gets
-the same batch again after a backoff; any other exception fails the task. Every poll calls
-``put``, with an empty batch when nothing arrived (about every 100 ms while idle).
-
-Batches: with no transform configured, a poll's messages go to ``put`` as a
-``SinkRecordBatch`` (hub.api.sink): the records are built only if the task looks at them,
-and a task that writes the consumed bytes reads them as columns. The columns and the
-per-partition offsets come from C-level maps over the messages (no Python frame per message);
-anything unusual in a poll (an error message, a partition no longer assigned, a topic seen for
-the first time) takes the record-by-record path instead.
+the same batch again after a backoff (``retry_backoff``); any other exception fails the task.
+Every poll calls ``put``, with an empty batch when nothing arrived (about every 100 ms while
+idle).
 """
 
 from __future__ import annotations
 
-import codecs
 import logging
 import time
 from collections.abc import Mapping
-from decimal import Decimal
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from hub.api import (
-    ConnectError,
-    Header,
-    RetriableError,
-    SinkRecord,
-    SinkTask,
-    TimestampType,
-    TopicPartition,
-)
-from hub.api.schema import OPTIONAL_BYTES_SCHEMA, OPTIONAL_STRING_SCHEMA
-from hub.api.sink import OTHER_CONVERSION, RawConversion, SinkRecordBatch
-from hub.api.slots import slot_setters
-from hub.converters.bytes import ByteArrayConverter
-from hub.converters.headers import SimpleHeaderConverter, StringHeaderConverter
-from hub.converters.json import JsonConverter
-from hub.converters.string import StringConverter
-from hub.converters.values import _INT_SCHEMAS
+from hub.api import ConfigError, RetriableError, SinkRecord, SinkTask, TopicPartition
+from hub.api.client_settings import client_setting_errors
+from hub.api.sink import SinkRecordBatch
 from hub.runtime.error_handling import (
     ErrorHandlingConfig,
     FailureContext,
     RetryWithToleranceOperator,
 )
-from hub.runtime.plugin_setup import (
-    IdentityChain,
-    build_converters,
-    build_transform_chain,
-    close_chain,
-)
+from hub.runtime.errors import StopRetrying
+from hub.runtime.plugin_setup import build_converters, build_transform_chain, close_chain
+from hub.runtime.retry import put_backoff
+from hub.runtime.sink_record_builder import SinkRecordBuilder
 from hub.runtime.worker_task import ConnectorTaskId, TaskServices, TaskStatusListener, WorkerTask
 
 log = logging.getLogger(__name__)
-
-_TIMESTAMP_TYPES = {0: TimestampType.NO_TIMESTAMP, 1: TimestampType.CREATE_TIME,
-                    2: TimestampType.LOG_APPEND_TIME}  # fmt: skip
-# Header values safe to share between records (a cached Header is handed out many times).
-_IMMUTABLE = frozenset({str, int, float, bool, type(None), bytes, Decimal})
-_HEADER_CACHE_MAX = 4096
-
-
-_SINK_FIELD_ORDER = ("topic", "partition", "key", "value", "key_schema", "value_schema",
-                     "timestamp", "headers", "offset", "timestamp_type")  # fmt: skip
-_SINK_SETTERS = slot_setters(SinkRecord, _SINK_FIELD_ORDER)
-
-
-def new_sink_record(
-    topic: str, partition: int, key: Any, value: Any, key_schema: Any, value_schema: Any,
-    timestamp: int | None, headers: tuple[Header, ...], offset: int,
-    timestamp_type: TimestampType,
-) -> SinkRecord:  # fmt: skip
-    """``SinkRecord(...)`` with these fields, built through the slot setters when possible."""
-    if _SINK_SETTERS is None:
-        return SinkRecord(topic=topic, partition=partition, key=key, value=value,
-                          key_schema=key_schema, value_schema=value_schema,
-                          timestamp=timestamp, headers=headers, offset=offset,
-                          timestamp_type=timestamp_type)  # fmt: skip
-    record = object.__new__(SinkRecord)
-    s = _SINK_SETTERS
-    s[0](record, topic)
-    s[1](record, partition)
-    s[2](record, key)
-    s[3](record, value)
-    s[4](record, key_schema)
-    s[5](record, value_schema)
-    s[6](record, timestamp)
-    s[7](record, headers)
-    s[8](record, offset)
-    s[9](record, timestamp_type)
-    return record
-
-
-def _header_maker() -> Any:
-    """``Header(key, value, schema)`` through its slot setters (~3x cheaper than the frozen
-    dataclass ``__init__``); the constructor itself if Header is not shaped so."""
-    setters = slot_setters(Header, ("key", "value", "schema"))
-    if setters is None:
-        return Header
-    set_key, set_value, set_schema = setters
-    new = object.__new__
-
-    def make(key: str, value: Any, schema: Any) -> Header:
-        header = new(Header)
-        set_key(header, key)
-        set_value(header, value)
-        set_schema(header, schema)
-        return header
-
-    return make
-
-
-new_header = _header_maker()
-
-# Converters whose to_connect is a plain decode with a fixed schema: the hot path inlines them.
-_PLAIN, _TEXT, _RAW = 0, 1, 2
-
-
-def _decoding(converter: Any) -> tuple[int, Any, str]:
-    """(kind, schema, encoding) of a built-in converter the hot path can inline."""
-    kind = type(converter)
-    if kind is StringConverter:
-        return _TEXT, OPTIONAL_STRING_SCHEMA, converter.encoding
-    if kind is ByteArrayConverter:
-        return _RAW, OPTIONAL_BYTES_SCHEMA, ""
-    return _PLAIN, None, ""
-
-
-def raw_conversion(converter: Any) -> RawConversion:
-    """How a key/value converter relates to the consumed bytes, for ``SinkRecordBatch``."""
-    kind, _, encoding = _decoding(converter)
-    if kind == _TEXT:
-        return RawConversion("text", codecs.lookup(encoding).name, null_safe=True)
-    if kind == _RAW:
-        return RawConversion("bytes", null_safe=True)
-    if type(converter) is JsonConverter:
-        return RawConversion("other", null_safe=True)
-    return OTHER_CONVERSION
 
 
 def group_id(connector: str) -> str:
@@ -216,6 +112,7 @@ class WorkerSinkTask(WorkerTask):
         self.task_config = task_config
         self.connector_config = connector_config
         self.services = services
+        self.member_alive = services.member_alive
         self.errors = RetryWithToleranceOperator(
             ErrorHandlingConfig.from_connector_config(connector_config),
             id.connector,
@@ -233,30 +130,31 @@ class WorkerSinkTask(WorkerTask):
         self.task_paused: set[TopicPartition] = set()
         self.commit_requested = False
         self._consumer_paused: set[TopicPartition] = set()
-        self._topics_seen: set[str] = set()
         self.chain: Any = None
         self.reporter = _ErrantRecordReporter(self)
         self._batch_messages: list[Message] = []  # of the batch being delivered, for reporter
 
     def initialize(self) -> None:
         registry, worker = self.services.registry, self.services.worker_config
-        self.converters = build_converters(registry, worker, self.connector_config)
+        converters = build_converters(registry, worker, self.connector_config)
         self.chain = build_transform_chain(registry, self.connector_config)
-        self._identity = isinstance(self.chain, IdentityChain)
-        header_type = type(self.converters.header)
-        pure = header_type in (SimpleHeaderConverter, StringHeaderConverter)
-        self._header_cache: dict[tuple[str, bytes | None], Header] | None = {} if pure else None
-        self._int_headers = header_type is SimpleHeaderConverter
-        self._key_conversion = raw_conversion(self.converters.key)
-        self._value_conversion = raw_conversion(self.converters.value)
-        # The built-in header converters decode with errors="replace" and never fail: a sink
-        # may read raw header bytes and convert only the ones it needs.
-        self._convert_header = self._header_value if pure else None
+        self.builder = SinkRecordBuilder(
+            converters=converters,
+            chain=self.chain,
+            errors=self.errors,
+            assigned=self._assigned_keys,
+            on_new_topic=self._note_topic,
+            log_extra=self.log_extra,
+        )
         overrides = {
             k[len("consumer.override.") :]: v
             for k, v in self.connector_config.items()
             if k.startswith("consumer.override.")
         }
+        refused = client_setting_errors(overrides)  # also for configs that skipped the REST API
+        if refused:
+            reasons = "; ".join(f"consumer.override.{k} {r[0]}" for k, r in refused.items())
+            raise ConfigError(f"refused: {reasons}", refused)
         self.consumer = Consumer(
             {
                 # A worker killed with -9 leaves its member behind until the session times
@@ -294,128 +192,35 @@ class WorkerSinkTask(WorkerTask):
             self.sync_pause()
             self._apply_rewinds()
             messages = self.consumer.consume(500, 0.1)
+            self.metrics.read(len(messages))
             # plain (topic, partition) tuples: hashed in C, this loop runs per record
             offsets: dict[tuple[str, int], int] = {}
-            batch = self._batch(messages, offsets)
+            batch = self.builder.batch(messages, offsets)
             self._batch_messages = messages
+            if self.fence_lost():
+                break  # another worker may own this task now: deliver and commit nothing
             # An idle poll still calls put([]), as Kafka Connect does: a sink that rolls files
             # or batches on time (rotate.schedule.interval.ms) can close a quiet one promptly.
+            started = time.perf_counter()
             if self._deliver(batch):
+                self.metrics.put(len(batch), started)
                 for (topic, partition), offset in offsets.items():
                     self.current[TopicPartition(topic, partition)] = offset
             if self.commit_requested or time.monotonic() >= next_commit:
                 self.commit_requested = False
+                started = time.perf_counter()
                 try:
-                    self.commit(self.assignment)
+                    committed = self.commit(self.assignment)
                 except KafkaException as exc:
                     # e.g. a rebalance in progress: the next interval (or close) retries;
                     # nothing is lost, the uncommitted records are only redelivered.
-                    log.warning("offset commit failed", extra={**self.log_extra, "error": str(exc)})
-                next_commit = time.monotonic() + interval
-
-    def _batch(
-        self, messages: list[Message], offsets: dict[tuple[str, int], int]
-    ) -> list[SinkRecord] | SinkRecordBatch:
-        """What ``put`` gets for one consume; ``offsets`` gets each partition's next offset.
-
-        A lazy ``SinkRecordBatch`` when every message is a record of an assigned partition of
-        a topic already seen and no transform is configured; else the records (``_records``).
-        """
-        if not messages or not self._identity or any(map(Message.error, messages)):
-            return self._records(messages, offsets)
-        topics: list[str] = list(map(Message.topic, messages))  # type: ignore[arg-type]
-        partitions: list[int] = list(map(Message.partition, messages))  # type: ignore[arg-type]
-        first = (topics[0], partitions[0])
-        if len(set(partitions)) == 1 and len(set(topics)) == 1:
-            keys = None  # one partition: no per-message tuples
-            if first not in self._assigned_keys or first[0] not in self._topics_seen:
-                return self._records(messages, offsets)
-        else:
-            keys = list(zip(topics, partitions, strict=True))
-            if not (self._assigned_keys.issuperset(keys) and self._topics_seen.issuperset(topics)):
-                return self._records(messages, offsets)
-        numbers: list[int] = list(map(Message.offset, messages))  # type: ignore[arg-type]
-        if keys is None:
-            offsets[first] = numbers[-1] + 1
-        else:  # the last message of each partition gives its next offset, as _records does
-            offsets.update(zip(keys, map((1).__add__, numbers), strict=True))
-        return SinkRecordBatch(
-            messages,
-            topics,
-            partitions,
-            numbers,
-            build=lambda: self._records(messages, {}),
-            key_conversion=self._key_conversion,
-            value_conversion=self._value_conversion,
-            convert_header=self._convert_header,
-        )
-
-    def _header_value(self, topic: str, key: str, data: bytes | None) -> Any:
-        return self.converters.header.to_connect(topic, key, data).value
-
-    def _records(
-        self, messages: list[Message], offsets: dict[tuple[str, int], int]
-    ) -> list[SinkRecord]:
-        """The records for ``put`` from one consume; ``offsets`` gets each partition's next.
-
-        The hot path calls the converters directly; a message whose conversion raises (or any
-        message, when transforms are configured) goes through ``_convert``, which applies
-        the connector's error policy. Converters are pure, so converting again is harmless.
-        """
-        batch: list[SinkRecord] = []
-        append, assigned = batch.append, self._assigned_keys
-        conv = self.converters
-        key_to, value_to, headers_of = conv.key.to_connect, conv.value.to_connect, self._headers
-        fast, seen, types = self._identity, self._topics_seen, _TIMESTAMP_TYPES
-        key_kind, key_schema, key_encoding = _decoding(conv.key)
-        value_kind, value_schema, value_encoding = _decoding(conv.value)
-        for msg in messages:
-            if msg.error() is not None:
-                self._on_consume_error(msg)
-                continue
-            topic: str = msg.topic()  # type: ignore[assignment]
-            partition: int = msg.partition()  # type: ignore[assignment]
-            tp = (topic, partition)
-            if tp not in assigned:
-                continue
-            offset: int = msg.offset()  # type: ignore[assignment]
-            offsets[tp] = offset + 1
-            if fast and topic in seen:
-                try:
-                    data = msg.key()
-                    if key_kind == _TEXT:
-                        key = None if data is None else data.decode(key_encoding)
-                    elif key_kind == _RAW:
-                        key = data
-                    else:
-                        converted = key_to(topic, data)
-                        key, key_schema = converted.value, converted.schema
-                    data = msg.value()
-                    if value_kind == _TEXT:
-                        value = None if data is None else data.decode(value_encoding)
-                    elif value_kind == _RAW:
-                        value = data
-                    else:
-                        converted = value_to(topic, data)
-                        value, value_schema = converted.value, converted.schema
-                    raw_headers = msg.headers()
-                    headers = headers_of(topic, raw_headers) if raw_headers else ()
-                except Exception:
-                    pass
+                    self.commit_health.failed(exc)
+                    self.metrics.committed(False, started)
                 else:
-                    ts_type, ts = msg.timestamp()
-                    append(
-                        new_sink_record(
-                            topic, partition, key, value, key_schema, value_schema,
-                            ts if ts_type else None, headers, offset,
-                            types.get(ts_type, TimestampType.NO_TIMESTAMP),
-                        )
-                    )  # fmt: skip
-                    continue
-            record = self._convert(msg)
-            if record is not None:
-                append(record)
-        return batch
+                    self.commit_health.succeeded()
+                    if committed:
+                        self.metrics.committed(True, started)
+                next_commit = time.monotonic() + interval
 
     def find_message(self, record: SinkRecord) -> Message | None:
         """The consumed message ``record`` came from, in the batch being delivered."""
@@ -428,91 +233,8 @@ class WorkerSinkTask(WorkerTask):
                 found = found or msg  # a transform may have renamed the topic
         return found
 
-    def _on_consume_error(self, msg: Message) -> None:
-        err = msg.error()
-        if err is not None and err.fatal():
-            raise ConnectError(f"consumer failed: {err}")
-        log.warning("consume error", extra={**self.log_extra, "error": str(err)})
-
-    def _convert(self, msg: Message) -> SinkRecord | None:
-        """The record for ``put``, or None if a tolerated failure or a transform dropped it."""
-        conv, run = self.converters, self.errors.run
-        topic: str = msg.topic()  # type: ignore[assignment]
-        ok, key = run("KEY_CONVERTER", conv.key, conv.key.to_connect, topic, msg.key(), raw=msg)
-        if not ok:
-            return None
-        value_conv = conv.value
-        ok, value = run(
-            "VALUE_CONVERTER", value_conv, value_conv.to_connect, topic, msg.value(), raw=msg
-        )
-        if not ok:
-            return None
-        headers: tuple[Header, ...] | None = ()
-        if raw_headers := msg.headers():
-            ok, headers = run(
-                "HEADER_CONVERTER", conv.header, self._headers, topic, raw_headers, raw=msg
-            )
-            if not ok:
-                return None
-        assert key is not None and value is not None
-        ts_type, ts = msg.timestamp()
-        record = new_sink_record(
-            topic,
-            msg.partition(),
-            key.value,
-            value.value,
-            key.schema,  # type: ignore[arg-type]
-            value.schema,
-            ts if ts_type else None,
-            headers or (),
-            msg.offset(),  # type: ignore[arg-type]
-            _TIMESTAMP_TYPES.get(ts_type, TimestampType.NO_TIMESTAMP),
-        )
-        if topic not in self._topics_seen:
-            self.services.status_store.put_topic(self.id.connector, topic, self.id.task)
-            self._topics_seen.add(topic)
-        if self._identity:
-            return record
-        ok, out = run("TRANSFORMATION", self.chain, self.chain.apply, record, raw=msg)
-        return out if ok else None
-
-    def _headers(self, topic: str, raw: list[tuple[str, bytes | None]]) -> tuple[Header, ...]:
-        to_connect = self.converters.header.to_connect
-        cache = self._header_cache
-        if cache is None:  # a converter that may depend on the topic or keep state
-            out = []
-            for key, data in raw:
-                sv = to_connect(topic, key, data)
-                out.append(Header(key, sv.value, sv.schema))
-            return tuple(out)
-        # The built-in converters are pure functions of (key, bytes): repeated headers (a
-        # file name, a source id) are converted once; decimal integers (sequence numbers,
-        # positions) are parsed here exactly as SimpleHeaderConverter would, without its
-        # text round trip.
-        digits = self._int_headers
-        out: list[Header] = []
-        append = out.append
-        int8, int16, int32, int64 = (schema for schema, _ in _INT_SCHEMAS)
-        for key, data in raw:
-            if digits and type(data) is bytes and data.isdigit() and len(data) < 19:
-                # the narrowest of _INT_SCHEMAS that holds it (non-negative: digits only)
-                number = int(data)
-                schema = (
-                    int8 if number < 0x80 else int16 if number < 0x8000
-                    else int32 if number < 0x80000000 else int64
-                )  # fmt: skip
-                append(new_header(key, number, schema))
-                continue
-            header = cache.get((key, data))
-            if header is None:
-                sv = to_connect(topic, key, data)
-                header = new_header(key, sv.value, sv.schema)
-                if type(sv.value) in _IMMUTABLE:
-                    if len(cache) >= _HEADER_CACHE_MAX:
-                        cache.clear()
-                    cache[(key, data)] = header
-            append(header)
-        return tuple(out)
+    def _note_topic(self, topic: str) -> None:
+        self.services.status_store.put_topic(self.id.connector, topic, self.id.task)
 
     def _deliver(self, batch: list[SinkRecord] | SinkRecordBatch) -> bool:
         """Calls ``put`` until it accepts the batch; False if stopped before it did.
@@ -520,31 +242,50 @@ class WorkerSinkTask(WorkerTask):
         A ``SinkRecordBatch`` is settled after ``put``: conversion failures the task did not
         look at are reported (or fail the task) as if the records had been built up front.
         """
-        assert self.task is not None
-        delay = 0.1
-        while True:
+        task = self.task
+        assert task is not None
+
+        def attempt() -> None:
             try:
-                self.task.put(batch)
+                task.put(batch)
                 if type(batch) is SinkRecordBatch:
                     batch.settle()
-                return True
             except RetriableError as exc:
                 if type(batch) is SinkRecordBatch and batch.failure is not None:
                     # the records could not be built (an intolerable conversion failure):
                     # retrying put cannot help; fail the task as the eager path would
                     raise batch.failure from exc
-                log.warning("put failed, retrying", extra={**self.log_extra, "error": str(exc)})
-                if self.stopping.wait(delay):
-                    return False
-                delay = min(delay * 2, 10.0)
+                raise
 
-    def commit(self, partitions: set[TopicPartition]) -> None:
-        """pre_commit + synchronous commit of what the task confirmed, for ``partitions``."""
-        if self.task is None or self.consumer is None:
-            return
+        def warn(state: Any) -> None:
+            error = state.outcome.exception() if state.outcome else None
+            log.warning("put failed, retrying", extra={**self.log_extra, "error": str(error)})
+
+        try:
+            attempt()  # the common case, without building a retry policy per poll
+            return True
+        except RetriableError as exc:
+            failed = [exc]
+
+        def again() -> None:
+            if failed:
+                raise failed.pop()  # the attempt above, so the policy starts with its wait
+            attempt()
+
+        try:
+            put_backoff(self.stopping, before_sleep=warn)(again)
+        except StopRetrying:
+            return False
+        return True
+
+    def commit(self, partitions: set[TopicPartition]) -> bool:
+        """pre_commit + synchronous commit of what the task confirmed, for ``partitions``;
+        False when there was nothing new to commit (or the worker's membership lapsed)."""
+        if self.task is None or self.consumer is None or self.fence_lost():
+            return False
         current = {tp: off for tp, off in self.current.items() if tp in partitions}
         if not current:
-            return
+            return False
         confirmed = self.task.pre_commit(dict(current))
         to_commit = {
             tp: off
@@ -552,7 +293,7 @@ class WorkerSinkTask(WorkerTask):
             if tp in current and off is not None and self.committed.get(tp) != off
         }
         if not to_commit:
-            return
+            return False
         self.consumer.commit(
             offsets=[
                 KafkaTopicPartition(tp.topic, tp.partition, off) for tp, off in to_commit.items()
@@ -561,6 +302,7 @@ class WorkerSinkTask(WorkerTask):
         )
         self.committed.update(to_commit)
         log.debug("committed offsets", extra={**self.log_extra, "partitions": len(to_commit)})
+        return True
 
     def _on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
         tps = [TopicPartition(p.topic, p.partition) for p in partitions]
@@ -619,7 +361,8 @@ class WorkerSinkTask(WorkerTask):
             if self.task is not None and not self.failed:
                 self.commit(self.assignment)
             if self.task is not None:
-                self.task.close(sorted(self.assignment, key=lambda t: (t.topic, t.partition)))
+                if not self.fenced:  # a fenced task's close could flush data another owns
+                    self.task.close(sorted(self.assignment, key=lambda t: (t.topic, t.partition)))
                 self.task.stop()
         finally:
             if self.consumer is not None:

@@ -15,8 +15,12 @@ import logging
 import threading
 import traceback
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from hub.runtime.background import LoopHealth
+from hub.runtime.task_metrics import TaskMetrics
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +54,38 @@ class WorkerTask(ABC):
         self.listener = listener
         self.stopping = threading.Event()
         self.failed = False
+        self.fenced = False
+        self.member_alive: Any = None
+        """``() -> bool`` in distributed mode (``hub.runtime.distributed``): False once this
+        worker may no longer be a member of its group, so another may run this task."""
         self._paused = initial_state == "PAUSED"
         self._state = threading.Condition()
         self._thread: threading.Thread | None = None
         self.log_extra = {"connector": id.connector, "task": id.task}
+        # Offset commits that fail are retried at the next interval; this keeps their log
+        # lines rate-limited and their state visible in the task's status (``warnings``).
+        self.commit_health = LoopHealth("offset commit", log, self.log_extra)
+        self.metrics = TaskMetrics()
+        """Connect's task metrics (``GET /metrics``), written by this task's thread only."""
+
+    def warnings(self) -> list[str]:
+        """Background work of this task that is failing right now, one line each."""
+        failure = self.commit_health.failure
+        return [failure.describe()] if failure is not None else []
+
+    def fence_lost(self) -> bool:
+        """True once this worker's group membership may have lapsed (a frozen or cut-off
+        worker whose session expired): the task then stops at once, writing and committing
+        nothing more, because another worker may already run it. Checked before every produce
+        batch, sink delivery and offset commit; always False outside distributed mode."""
+        if self.fenced:
+            return True
+        if self.member_alive is None or self.member_alive():
+            return False
+        self.fenced = True
+        self.stopping.set()
+        log.warning("group membership lapsed; task stops without writing", extra=self.log_extra)
+        return True
 
     @property
     def paused(self) -> bool:
@@ -117,7 +149,7 @@ class WorkerTask(ABC):
                 self.close()
             except Exception:
                 log.exception("task did not close cleanly", extra=self.log_extra)
-            if not self.failed:
+            if not self.failed and not self.fenced:
                 self.listener.on_shutdown(self.id)
 
     @abstractmethod
@@ -143,14 +175,25 @@ class TaskServices:
     worker_config: Any
     registry: Any
     producer: Any  # the worker's one idempotent confluent_kafka.Producer
-    admin: Any  # hub.runtime.topic_admin.TopicAdmin
+    admin: Any  # kafka_admin.KafkaAdmin
     offset_store: Any
     status_store: Any
     worker_id: str = ""
+    connector_offsets: Any = None
+    member_alive: Any = None
+    """``() -> bool``: the worker's group-membership fence (distributed mode), else None."""
+    """``(connector config) -> offset store``: the connector's own offsets topic
+    (``offsets.storage.topic``) over the global store; None = always the global store."""
+
+    def offsets_for(self, connector_config: Mapping[str, Any]) -> Any:
+        """The offset store a source connector reads and writes."""
+        if self.connector_offsets is None:
+            return self.offset_store
+        return self.connector_offsets(connector_config)
 
     def dlq_writer(
         self, topic: str, key: bytes | None, value: bytes | None, headers: list[Any]
     ) -> None:
         """Produces one dead-letter record (topic created on first use)."""
-        self.admin.ensure(topic)
+        self.admin.ensure_topic(topic)
         self.producer.produce(topic, key=key, value=value, headers=headers)

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any, Generic
 
 from hub.api import ConfigError, Predicate, Transformation
+from hub.plugins.errors import PluginNotFoundError
 from hub.plugins.registry import lookup, lookup_transform
-from hub.runtime.errors import NotFoundError
 from hub.transforms._util import R, split_list
 
 log = logging.getLogger(__name__)
@@ -118,7 +118,7 @@ class TransformChain(Generic[R]):
                 continue
             try:
                 pcls = lookup(registry.predicates(), "predicate", type_name)
-            except NotFoundError as exc:
+            except PluginNotFoundError as exc:
                 errors.setdefault(prefix + "type", []).append(str(exc))
                 continue
             built[alias] = _instantiate(pcls, _settings(config, prefix), prefix, errors)
@@ -140,7 +140,7 @@ class TransformChain(Generic[R]):
         else:
             try:
                 tcls, variant = lookup_transform(registry.transforms(), type_name)
-            except NotFoundError as exc:
+            except PluginNotFoundError as exc:
                 errors.setdefault(prefix + "type", []).append(str(exc))
             else:
                 settings = _settings(config, prefix)

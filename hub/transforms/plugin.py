@@ -7,6 +7,8 @@ from typing import Any
 from hub.api import Predicate, Transformation
 from hub.plugins import hookimpl
 from hub.transforms.cast import Cast
+from hub.transforms.debezium.extract_new_record_state import ExtractNewRecordState
+from hub.transforms.debezium.outbox import EventRouter
 from hub.transforms.extract_field import ExtractField
 from hub.transforms.filter import Filter
 from hub.transforms.flatten import Flatten
@@ -17,6 +19,7 @@ from hub.transforms.mask_field import MaskField
 from hub.transforms.predicates import HasHeaderKey, RecordIsTombstone, TopicNameMatches
 from hub.transforms.replace_field import ReplaceField
 from hub.transforms.routers import RegexRouter, TimestampRouter
+from hub.transforms.set_schema_metadata import SetSchemaMetadata
 from hub.transforms.timestamp_converter import TimestampConverter
 from hub.transforms.value_to_key import ValueToKey
 
@@ -33,9 +36,12 @@ TRANSFORMS: tuple[type[Transformation[Any]], ...] = (
     MaskField,
     RegexRouter,
     ReplaceField,
+    SetSchemaMetadata,
     TimestampConverter,
     TimestampRouter,
     ValueToKey,
+    ExtractNewRecordState,
+    EventRouter,
 )
 PREDICATES: tuple[type[Predicate[Any]], ...] = (TopicNameMatches, HasHeaderKey, RecordIsTombstone)
 

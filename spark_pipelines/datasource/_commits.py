@@ -33,7 +33,7 @@ class WriterState:
 
 
 def ensure_topic(kafka_config: dict[str, str]) -> None:
-    admin = AdminClient(kafka_config)
+    admin = AdminClient(dict(kafka_config))  # (its stub wants the wider value type)
     if TOPIC in admin.list_topics(timeout=_kafka.TIMEOUT_S).topics:
         return
     new = NewTopic(

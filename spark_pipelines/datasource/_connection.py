@@ -18,12 +18,10 @@ from kio.index import load_request_schema, load_response_schema
 from kio.schema.errors import ErrorCode
 from kio.serial import entity_reader, entity_writer
 
+from spark_pipelines.errors import ProtocolError
+
 API_VERSIONS_KEY = 18
 _SIZE = struct.Struct(">i")
-
-
-class ProtocolError(Exception):
-    """The broker answered something this client did not ask for."""
 
 
 @cache

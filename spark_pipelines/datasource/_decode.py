@@ -77,12 +77,12 @@ def _jit(fn: Callable[..., Any]) -> Any:
 
 
 @_jit
-def _i16(buf: np.ndarray, pos: int) -> int:
+def _i16(buf: np.ndarray, pos: int) -> np.int64:
     return (np.int64(buf[pos]) << 8) | np.int64(buf[pos + 1])
 
 
 @_jit
-def _i32(buf: np.ndarray, pos: int) -> int:
+def _i32(buf: np.ndarray, pos: int) -> np.int64:
     v = (
         (np.int64(buf[pos]) << 24)
         | (np.int64(buf[pos + 1]) << 16)
@@ -93,7 +93,7 @@ def _i32(buf: np.ndarray, pos: int) -> int:
 
 
 @_jit
-def _i64(buf: np.ndarray, pos: int) -> int:
+def _i64(buf: np.ndarray, pos: int) -> np.int64:
     hi = np.uint64(0)
     for i in range(8):
         hi = (hi << np.uint64(8)) | np.uint64(buf[pos + i])
@@ -101,7 +101,7 @@ def _i64(buf: np.ndarray, pos: int) -> int:
 
 
 @_jit
-def _varint(buf: np.ndarray, pos: int, limit: int) -> tuple[int, int]:
+def _varint(buf: np.ndarray, pos: int, limit: int) -> tuple[int | np.int64, int]:
     """A zigzag varint at ``pos``: (value, next position); next position -1 if malformed."""
     raw = np.uint64(0)
     shift = np.uint64(0)

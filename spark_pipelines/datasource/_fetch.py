@@ -13,10 +13,14 @@ the fast path cannot guarantee the same rows as the confluent-kafka path it rais
 continues from :attr:`NativeRange.position` with confluent-kafka. That covers: TLS or SASL
 configured, ``check.crcs=true`` (CRCs are not verified here), the leader not known, a broker
 without Fetch v11, any error code in a response (leader moved, offset out of range, ...),
-throttling, a preferred read replica, aborted transactions listed in a response
-(read_committed must drop their records, which needs the producer state librdkafka keeps),
-batches with magic < 2, an unknown codec, malformed batches, header keys that are not UTF-8,
-socket errors.
+throttling, a preferred read replica, batches with magic < 2, an unknown codec, malformed
+batches, header keys that are not UTF-8, socket errors.
+
+Transactions: ``read_committed`` fetches stop at the last stable offset (the broker bounds
+them) and list the aborted transactions of the returned range; ``aborted_batches`` applies
+Kafka's consumer rule to them per response (a producer's transactional batches from an aborted
+transaction's first offset up to its abort marker are dropped, by batch, with no per-record
+work), so reads with aborted data stay on the fast path.
 
 Protocol: Fetch v11 (Kafka 2.3+ and our broker; Kafka 4 serves v4-v17), sessionless
 (``session_id`` 0, epoch -1, KIP-227), ``isolation_level`` 1 (read_committed, librdkafka's
@@ -44,6 +48,7 @@ from cramjam import DecompressionError
 from kio.schema.errors import ErrorCode
 from kio.serial.errors import SerialError
 
+from spark_pipelines.datasource._aborted import aborted_batches
 from spark_pipelines.datasource._columns import decompress, to_arrow
 from spark_pipelines.datasource._connection import (
     Connection,
@@ -51,6 +56,7 @@ from spark_pipelines.datasource._connection import (
     request_class,
     serves,
 )
+from spark_pipelines.errors import Unsupported
 
 log = logging.getLogger(__name__)
 
@@ -59,10 +65,6 @@ FETCH_VERSION = 11
 MAX_WAIT = timedelta(milliseconds=500)
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 _SECURE_PREFIXES = ("sasl.", "ssl.")
-
-
-class Unsupported(Exception):
-    """The fast path cannot read the rest of the range exactly; the message says why."""
 
 
 class _NoRecords(TimeoutError):
@@ -233,8 +235,6 @@ class NativeRange:
             part = self._partition_data(response)
             if part.error_code != ErrorCode.none:
                 raise Unsupported(f"partition error {part.error_code.name}")
-            if part.aborted_transactions:
-                raise Unsupported("aborted transactions in the fetch")
             if getattr(part, "preferred_read_replica", -1) >= 0:
                 # KIP-392: the leader sent no records and names a follower to read from.
                 raise Unsupported(f"preferred read replica {part.preferred_read_replica}")
@@ -260,7 +260,10 @@ class NativeRange:
             if scanned.problem is None and scanned.following < self.end:
                 # Next request out before decoding: the broker reads while we decode.
                 conn.send(FETCH_KEY, FETCH_VERSION, self._request(scanned.following))
-            cols = decode_scanned(dec, scanned, self.position, self.end)
+            drop = None
+            if part.aborted_transactions and self.isolation == READ_COMMITTED:
+                drop = aborted_batches(dec, scanned, part.aborted_transactions)
+            cols = decode_scanned(dec, scanned, self.position, self.end, drop)
             if cols is None:
                 raise Unsupported("malformed record batch")
             for lo in range(0, len(cols), self.batch_rows):
@@ -283,6 +286,8 @@ class Scanned:
     table: np.ndarray
     """One row per readable batch, columns ``_decode.SEC_START..COUNT``."""
     attrs: np.ndarray
+    lasts: np.ndarray
+    """Each readable batch's last offset."""
     following: int | None
     """The offset after the last readable batch; None if there is none."""
     problem: str | None
@@ -307,13 +312,19 @@ def scan_records(dec: Any, records: bytes) -> Scanned:
         axis=1,
     ).astype(np.int64)[:n]
     following = int(base[n - 1] + last_delta[n - 1] + 1) if n else None
-    return Scanned(records, buf, table, attrs[:n], following, problem)
+    lasts = (base + last_delta)[:n].astype(np.int64)
+    return Scanned(records, buf, table, attrs[:n], lasts, following, problem)
 
 
-def decode_scanned(dec: Any, scanned: Scanned, start: int, end: int) -> Any:
-    """``_decode.Columns`` of the records in ``[start, end)`` of the readable batches; None if
-    one is malformed. Control batches (transaction markers) hold no records for the reader."""
+def decode_scanned(
+    dec: Any, scanned: Scanned, start: int, end: int, drop: np.ndarray | None = None
+) -> Any:
+    """``_decode.Columns`` of the records in ``[start, end)`` of the readable batches, except
+    those ``drop`` marks (aborted); None if one is malformed. Control batches (transaction
+    markers) hold no records for the reader."""
     keep = (scanned.attrs & dec.CONTROL) == 0
+    if drop is not None:
+        keep &= ~drop
     table = scanned.table[keep]
     codec = (scanned.attrs & dec.CODEC_MASK)[keep]
     if not codec.any():

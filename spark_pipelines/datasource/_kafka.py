@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from operator import itemgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -266,12 +266,14 @@ def _consume_range(
                         continue
                     if err.code() != KafkaError._PARTITION_EOF:
                         raise KafkaException(err)
-                    done = done or m.offset() >= end or _past_end(client, topic, partition, end)
+                    eof_at = cast(int, m.offset())  # an EOF event carries the end offset
+                    done = done or eof_at >= end or _past_end(client, topic, partition, end)
                 msgs = [m for m, err in zip(msgs, errors, strict=True) if err is None]
                 if not msgs:
                     continue
             deadline = time.monotonic() + TIMEOUT_S
-            offsets = list(map(Message.offset, msgs))
+            # fetched records always carry an offset (only events without one type it None)
+            offsets = cast("list[int]", list(map(Message.offset, msgs)))
             last = offsets[-1]
             if last >= end - 1:
                 done = True
@@ -327,7 +329,8 @@ def _batch(
         kind_col = _constant(kind - 1 if kind > 0 else -1, pa.int32(), n)
     else:
         kind_col = pa.array([t - 1 if t > 0 else -1 for t, _ in stamps], pa.int32())
-    raw_headers = list(map(Message.headers, msgs))
+    # consumed messages carry headers as a list of pairs (the dict form is produce-only)
+    raw_headers = cast("list[list[tuple[str, bytes]] | None]", list(map(Message.headers, msgs)))
     headers = (
         pa.array(list(map(_headers, raw_headers)), HEADER_TYPE)
         if any(raw_headers)

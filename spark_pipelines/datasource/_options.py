@@ -17,15 +17,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hub.api.client_settings import client_setting_errors
+from sluice.client_security import ClientSecurityError, to_librdkafka
+from spark_pipelines.errors import OptionError
+
 EARLIEST = -2
 LATEST = -1
 
 Offsets = dict[str, dict[str, int]]
 """``{topic: {partition-as-string: offset}}``: JSON-friendly, the shape Spark checkpoints."""
-
-
-class OptionError(ValueError):
-    """An option is missing, contradictory or malformed; the message names it."""
 
 
 @dataclass(frozen=True)
@@ -63,11 +63,19 @@ class Options:
             raise OptionError(f"option {key} must be an integer, not {value!r}") from None
 
     def kafka_config(self) -> dict[str, str]:
-        """``kafka.*`` options without the prefix; ``bootstrap.servers`` is required."""
+        """``kafka.*`` options without the prefix; ``bootstrap.servers`` is required. Security
+        settings may be librdkafka's or the Java client's (``sluice.client_security``)."""
         config = {k[len("kafka.") :]: v for k, v in self._raw.items() if k.startswith("kafka.")}
         if "bootstrap.servers" not in config:
             raise OptionError("option kafka.bootstrap.servers is required")
-        return config
+        refused = client_setting_errors(config)  # settings that load code or run commands
+        if refused:
+            key, reasons = next(iter(refused.items()))
+            raise OptionError(f"option kafka.{key} is {reasons[0]}")
+        try:  # Java-client forms (kafka.sasl.jaas.config, PEM truststores) for librdkafka
+            return {k: str(v) for k, v in to_librdkafka(config).items()}
+        except ClientSecurityError as exc:
+            raise OptionError(f"option kafka.{exc}") from None
 
     def subscription(self) -> Subscription:
         given = [k for k in ("subscribe", "subscribepattern", "assign") if k in self._raw]

@@ -58,9 +58,12 @@ def produce_batches(
     batches: Iterable[pa.RecordBatch],
     *,
     tag: Callable[[int], tuple[str, bytes] | None] | None = None,
+    prod: Producer | None = None,
 ) -> Written:
-    """Produces every row; ``tag(i)`` adds one header to row ``i`` or returns None to skip it."""
-    prod = producer(kafka_config)
+    """Produces every row; ``tag(i)`` adds one header to row ``i`` or returns None to skip it.
+    ``prod``: a producer to use (a transactional one, in a transaction) instead of a new one."""
+    if prod is None:
+        prod = producer(kafka_config)
     errors: list[str] = []
     written = Written()
 

@@ -22,6 +22,12 @@ Delivery guarantees
   ``<writer>`` is option ``writerId``, else the query's ``checkpointLocation``, else the topic.
   Two queries must not share one. Topics named only by a ``topic`` column and not written
   since the last marker are not scanned (give option ``topic`` or a stable topic set).
+- **Transactional streaming writes** (option ``transactional=true``): each micro-batch task
+  writes its rows and a commit marker in one Kafka transaction whose transactional id comes
+  from the writer id, the batch id and the partition (``_transactional``). ``read_committed``
+  readers see every row exactly once and never a failed attempt's rows (the dedupe mode above
+  leaves those visible until Spark retries); a replayed batch's tasks find their marker and
+  write nothing. Needs a broker with transactions (Kafka, or Sluice's).
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from spark_pipelines.datasource import _commits
+from spark_pipelines.datasource import _commits, _transactional
 from spark_pipelines.datasource._options import Options
 from spark_pipelines.datasource._produce import produce_batches
 
@@ -82,9 +88,19 @@ class SluiceStreamWriter(_Base, DataSourceStreamArrowWriter):
         self.writer_id = (
             self.opts.get("writerId") or self.opts.get("checkpointLocation") or str(self.topic)
         )
+        flag = str(self.opts.get("transactional") or "false").strip().lower()
+        if flag not in ("true", "false"):
+            raise ValueError(f"option transactional must be true or false, not {flag!r}")
+        self.transactional = flag == "true"
+        self.last_batch = -1
+        self.partial: frozenset[tuple[int, int]] = frozenset()
+        if self.transactional:
+            _transactional.ensure_marker_topic(self.kafka_config)
+            log.info("sluice stream writer %s: transactional", self.writer_id)
+            return
         state = _commits.load(self.kafka_config, self.writer_id, self.topic)
         self.last_batch = state.batch
-        self.partial: frozenset[tuple[int, int]] = state.partial
+        self.partial = state.partial
         log.info(
             "sluice stream writer %s: last committed batch %s, %d rows of batch %s written",
             self.writer_id,
@@ -98,6 +114,11 @@ class SluiceStreamWriter(_Base, DataSourceStreamArrowWriter):
         assert ctx is not None
         batch_id = int(ctx.getLocalProperty("streaming.sql.batchId") or -1)
         task = ctx.partitionId()
+        if self.transactional:
+            done = _transactional.write_task(
+                self.kafka_config, self.writer_id, batch_id, task, self.topic, iterator
+            )
+            return TaskWritten(done.rows, done.skipped, tuple(sorted(done.topics)))
         if batch_id <= self.last_batch:
             skipped = sum(b.num_rows for b in iterator)
             log.info("writer %s batch %d already committed: skipped", self.writer_id, batch_id)
@@ -114,6 +135,8 @@ class SluiceStreamWriter(_Base, DataSourceStreamArrowWriter):
         return TaskWritten(done.rows, done.skipped, tuple(sorted(done.topics)))
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        if self.transactional:
+            return  # each task committed its own transaction with its marker
         topics = {t for m in messages if isinstance(m, TaskWritten) for t in m.topics}
         if self.topic:
             topics.add(self.topic)

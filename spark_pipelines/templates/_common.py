@@ -1,7 +1,9 @@
 """Pieces every template shares: the input topic(s), checkpoints and the output topic.
 
 Configs are pydantic models so ``sluice pipelines describe`` can print their JSON Schema and the
-hub can validate a pipeline before it is scheduled. Each template exposes ``Config``,
+hub can validate a pipeline before it is scheduled. Local paths (``Location``, ``ReadPath``)
+must lie under the worker's ``file.allowed.paths`` (hub/api/paths.py), in the hub and again in
+the run (``sluice pipelines run --allowed-paths``). Each template exposes ``Config``,
 ``DESCRIPTION`` and ``start(spark, config, configure) -> list[StreamingQuery]``; ``configure``
 applies the run's trigger (``runner.run``).
 """
@@ -11,7 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from hub.api.client_settings import client_setting_errors
+from hub.api.paths import Location, check_database
 
 
 class KafkaInput(BaseModel):
@@ -25,6 +30,14 @@ class KafkaInput(BaseModel):
     starting_offsets: str = Field("earliest", description="earliest, latest or offsets JSON")
     max_offsets_per_trigger: int | None = Field(None, ge=1)
     kafka: dict[str, str] = Field(default_factory=dict, description="extra kafka.* options")
+
+    @field_validator("kafka")
+    @classmethod
+    def _no_code_loading(cls, value: dict[str, str]) -> dict[str, str]:
+        refused = client_setting_errors(value)
+        if refused:
+            raise ValueError("; ".join(f"{k}: {r[0]}" for k, r in refused.items()))
+        return value
 
     def options(self) -> dict[str, str]:
         opts = {
@@ -47,7 +60,10 @@ class TemplateConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     input: KafkaInput
-    checkpoint_dir: str = Field(description="one sub-directory per query; keep it between runs")
+    checkpoint_dir: Location = Field(
+        description="one sub-directory per query; keep it between runs (a local path under "
+        "file.allowed.paths, or hdfs://, s3a://, ...)"
+    )
     query_name: str | None = Field(None, description="prefix of the streaming query names")
 
 
@@ -58,6 +74,24 @@ class TableOutput(BaseModel):
 
     url: str = Field(description="SQLAlchemy URL, e.g. postgresql+psycopg://u:p@host/db")
     table: str
+
+    @field_validator("url")
+    @classmethod
+    def _local_file_under_roots(cls, value: str) -> str:
+        return checked_database_url(value)
+
+
+def checked_database_url(value: str) -> str:
+    """A SQLAlchemy URL whose SQLite/DuckDB file (if any) lies under file.allowed.paths."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        url = make_url(value)
+    except ArgumentError as exc:
+        raise ValueError(f"not a SQLAlchemy URL: {exc}") from None
+    check_database(url.drivername, url.database)
+    return value
 
 
 def read_topics(spark: Any, source: KafkaInput, json_fields: tuple[str, ...] = ()) -> Any:

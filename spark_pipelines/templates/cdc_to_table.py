@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
+from hub.api.paths import WritePath
 from spark_pipelines.templates import _table
 from spark_pipelines.templates._common import (
     TableOutput,
@@ -35,7 +36,9 @@ class Config(TemplateConfig):
     key: list[str] = Field(min_length=1, description="primary-key columns")
     columns: dict[str, str] = Field(description="column -> Spark SQL type, e.g. {'id': 'int'}")
     output_table: TableOutput | None = None
-    snapshot_path: str | None = Field(None, description="Parquet snapshot directory (local FS)")
+    snapshot_path: WritePath | None = Field(
+        None, description="Parquet snapshot directory (local FS)"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Config:

@@ -13,9 +13,15 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from spark_pipelines.templates._common import TemplateConfig, read_topics, to_topic
+from hub.api.paths import Location
+from spark_pipelines.templates._common import (
+    TemplateConfig,
+    checked_database_url,
+    read_topics,
+    to_topic,
+)
 
 NAME = "clean_dedupe_enrich"
 DESCRIPTION = "Normalise fields, drop duplicates by key within a watermark, join a reference table"
@@ -25,8 +31,14 @@ class Reference(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     format: Literal["parquet", "csv", "table"] = "parquet"
-    path: str | None = None
+    path: Location | None = None
     url: str | None = Field(None, description="SQLAlchemy URL when format=table")
+
+    @field_validator("url")
+    @classmethod
+    def _local_file_under_roots(cls, value: str | None) -> str | None:
+        return checked_database_url(value) if value else value
+
     table: str | None = None
 
 

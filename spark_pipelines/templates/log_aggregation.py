@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from hub.api.paths import Location
 from spark_pipelines.templates._common import (
     TemplateConfig,
     checkpoint,
@@ -40,7 +41,7 @@ class Config(TemplateConfig):
     window: str = "1 minute"
     watermark: str = "10 minutes"
     output_topic: str | None = None
-    output_path: str | None = Field(None, description="Parquet directory")
+    output_path: Location | None = Field(None, description="Parquet directory")
 
     @model_validator(mode="after")
     def _check(self) -> Config:

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from hub import connectors_cli
 from hub.connectors_cli import connectors_app
 from hub.rest import create_app
 from hub.rest.server import RestServer
+from sluice import terminal
 from tests.fixtures.broker import wait_until
 from tests.hub.rest.fake_herder import SINK, SOURCE, FakeHerder
 
@@ -28,8 +28,17 @@ TOKEN = "cli-token"
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[RestServer]:
-    with RestServer(create_app(FakeHerder(), {}), port=0) as running:
+    with RestServer(create_app(FakeHerder(), {"rest.auth.token": TOKEN}), port=0) as running:
         yield running
+
+
+@pytest.fixture(autouse=True)
+def _no_local_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No hub.token of a developer's own ``sluice up`` (./data) leaks into a test."""
+    for name in ("SLUICE_REST_TOKEN", "SLUICE_REST_BASIC", "SLUICE_REST_TOKEN_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SLUICE_DATA_DIR", str(tmp_path / "no-hub-here"))
+    monkeypatch.chdir(tmp_path)
 
 
 @pytest.fixture
@@ -43,7 +52,8 @@ def herder(served: RestServer) -> FakeHerder:
 def sluice(served: RestServer, herder: FakeHerder, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     """Runs ``sluice connectors ARGS`` against the served app (via SLUICE_REST_URL)."""
     monkeypatch.setenv("SLUICE_REST_URL", served.url)
-    for console in (connectors_cli.out, connectors_cli.err):
+    monkeypatch.setenv("SLUICE_REST_TOKEN", TOKEN)
+    for console in (terminal.out, terminal.err):
         monkeypatch.setattr(console, "_width", 200)
     runner = CliRunner()
 
@@ -77,6 +87,31 @@ def test_create_list_status_delete(sluice, herder: FakeHerder, tmp_path: Path) -
     assert sluice("delete", "local-file-source").exit_code == 0
     assert herder.connectors() == []
     assert "no connectors" in sluice("list").output
+
+
+def test_validate_lists_each_rejected_key(sluice, herder: FakeHerder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    good = sluice("validate", quickstart(tmp_path))
+    assert good.exit_code == 0, good.output
+    assert "valid org.apache.kafka.connect.file.FileStreamSourceConnector config" in good.output
+    body = {"connector.class": "FileStreamSink", "tasks.max": "1"}
+    bad = sluice("validate", write(tmp_path, "bad.json", body), "--name", "sink")
+    assert bad.exit_code == 1
+    lines = bad.output.splitlines()
+    assert lines[0].endswith("bad.json: 2 key(s) rejected")
+    assert [line.split(":")[0] for line in lines[1:3]] == ["  topics", "  file"]
+    assert herder.connectors() == []  # validating creates nothing
+    missing = sluice("validate", write(tmp_path, "noclass.json", {"name": "x", "topics": "t"}))
+    assert missing.exit_code == 1 and "no connector.class" in missing.output
+
+
+def test_plugins_lists_classes(sluice) -> None:  # type: ignore[no-untyped-def]
+    listed = sluice("plugins")
+    assert listed.exit_code == 0
+    rows = [line.split() for line in listed.stdout.splitlines()]
+    assert rows[0] == ["CLASS", "TYPE", "VERSION"]
+    assert [SINK, "sink", "0.1.0"] in rows and [SOURCE, "source", "0.1.0"] in rows
+    assert "Filter" not in listed.stdout
+    assert "org.apache.kafka.connect.transforms.Filter" in sluice("plugins", "--all").stdout
 
 
 def test_create_flat_config_from_stdin_with_name(sluice, herder: FakeHerder) -> None:  # type: ignore[no-untyped-def]
@@ -183,6 +218,28 @@ def test_authentication(monkeypatch: pytest.MonkeyPatch) -> None:
         assert runner.invoke(connectors_app, ["list"]).exit_code == 0
 
 
+def test_generated_token_read_from_the_data_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``./data/hub.token`` (sluice up's default), $SLUICE_DATA_DIR, $SLUICE_REST_TOKEN_FILE."""
+    app = create_app(FakeHerder(), {"rest.auth.token": TOKEN})
+    runner = CliRunner()
+    with RestServer(app, port=0) as served:
+        monkeypatch.setenv("SLUICE_REST_URL", served.url)
+        (tmp_path / "data").mkdir()
+        (tmp_path / "data" / "hub.token").write_text(TOKEN + "\n")
+        (tmp_path / "data" / "hub.token").chmod(0o600)
+        assert runner.invoke(connectors_app, ["list"]).exit_code == 0  # cwd is tmp_path
+        (tmp_path / "elsewhere").mkdir()
+        monkeypatch.chdir(tmp_path / "elsewhere")
+        assert runner.invoke(connectors_app, ["list"]).exit_code == 1
+        monkeypatch.setenv("SLUICE_DATA_DIR", str(tmp_path / "data"))
+        assert runner.invoke(connectors_app, ["list"]).exit_code == 0
+        monkeypatch.delenv("SLUICE_DATA_DIR")
+        monkeypatch.setenv("SLUICE_REST_TOKEN_FILE", str(tmp_path / "data" / "hub.token"))
+        assert runner.invoke(connectors_app, ["list"]).exit_code == 0
+
+
 def test_registered_in_sluice_cli() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "sluice", "connectors", "--help"],
@@ -204,9 +261,12 @@ def live_hub(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
 
 
 def test_against_sluice_up(live_hub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    """The commands end to end: a real hub, its file source, offsets while STOPPED."""
+    """The commands end to end: a real hub, its file source, offsets while STOPPED.
+
+    No token is passed: the CLI reads the one the hub generated in its data directory."""
     monkeypatch.setenv("SLUICE_REST_URL", live_hub.rest_url)
-    monkeypatch.setattr(connectors_cli.out, "_width", 200)
+    monkeypatch.setenv("SLUICE_DATA_DIR", str(live_hub.data_dir))
+    monkeypatch.setattr(terminal.out, "_width", 200)
     runner = CliRunner()
 
     def sluice(*args: str):  # type: ignore[no-untyped-def]
@@ -223,6 +283,12 @@ def test_against_sluice_up(live_hub, tmp_path: Path, monkeypatch: pytest.MonkeyP
     bad_body = {"name": "b", "config": {"connector.class": SOURCE}}
     bad = sluice("create", write(tmp_path, "bad.json", bad_body))
     assert bad.exit_code == 1 and "topic:" in bad.output
+    checked = sluice("validate", write(tmp_path, "bad.json", bad_body))
+    assert checked.exit_code == 1 and "  topic: " in checked.output, checked.output
+    valid = sluice("validate", path)
+    assert valid.exit_code == 0, valid.output
+    plugins = sluice("plugins").stdout
+    assert SOURCE in plugins or "file-source" in plugins  # the class name, or (older) the alias
 
     assert sluice("stop", "local-file-source").exit_code == 0
     offsets = wait_until(

@@ -22,13 +22,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import confluent_kafka as ck
 import pytest
 
+import hub.rest.app  # noqa: F401  (a broken import must fail the suite, not skip it)
+from tests.fixtures import hub as hub_fixtures
 from tests.fixtures.broker import wait_until
-
-hub_fixtures = pytest.importorskip("tests.fixtures.hub")
-pytest.importorskip("hub.rest.app")
-ck = pytest.importorskip("confluent_kafka")
 
 JAVA = "org.apache.kafka.connect.transforms."
 PRED = "org.apache.kafka.connect.transforms.predicates."

@@ -69,6 +69,8 @@ def test_run_once_as_a_subprocess(broker, topic_name, tmp_path: Path):
             "--master",
             "local[1]",
             "--once",
+            "--progress-file",
+            str(tmp_path / "progress.jsonl"),
         ],
         cwd=REPO,
         env=env,
@@ -78,6 +80,43 @@ def test_run_once_as_a_subprocess(broker, topic_name, tmp_path: Path):
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     assert "6 input rows" in done.stdout
+    # Spark's real progress lines drive the bar: 6 rows, 6 offsets, of 6 available
+    from sluice.terminal import Tracker
+    from spark_pipelines.cli import BatchProgress
+
+    bar = Tracker("sql", None, enabled=False, unit="rows")
+    batches = BatchProgress("sql", bar, once=True)
+    for line in (tmp_path / "progress.jsonl").read_text().splitlines():
+        if "summary" not in line:
+            batches.update(json.loads(line))
+    assert (bar.completed, bar.items, bar.total) == (6, 6, 6)
     assert sorted(v for *_, v, _h in read_all(broker.bootstrap, dst)) == [
         f"KEEP-{i}".encode() for i in range(5)
     ]
+
+
+def test_batch_progress_counts_rows_and_offsets_against_the_available_end():
+    from sluice.terminal import Tracker
+    from spark_pipelines.cli import BatchProgress
+
+    bar = Tracker("logs", None, enabled=False, unit="rows")
+    batches = BatchProgress("logs", bar, once=True)
+
+    def progress(batch: int, start: dict | None, end: dict, rows: int) -> dict:
+        # StreamingQueryProgress.json as Spark writes it for the sluice source: offsets as JSON
+        source = {
+            "description": "sluice",
+            "startOffset": json.dumps(start) if start is not None else None,
+            "endOffset": json.dumps(end),
+            "latestOffset": json.dumps({"raw": {"0": 300, "1": 100}}),
+            "numInputRows": rows,
+        }
+        return {"id": "q1", "batchId": batch, "numInputRows": rows, "sources": [source]}
+
+    batches.update(progress(0, {"raw": {"0": 0, "1": 0}}, {"raw": {"0": 100, "1": 50}}, 150))
+    assert (bar.completed, bar.items, bar.total) == (150, 150, 400)
+    assert bar.description == "logs batch 0: 150 rows, 150 offsets"
+    batches.update(progress(1, {"raw": {"0": 100, "1": 50}}, {"raw": {"0": 300, "1": 100}}, 240))
+    assert (bar.completed, bar.items) == (400, 390)  # 10 offsets were compacted away
+    batches.update(progress(2, {"raw": {"0": 300, "1": 100}}, {"raw": {"0": 300, "1": 100}}, 0))
+    assert bar.completed == 400 and bar.description.startswith("logs batch 2: 0 rows")

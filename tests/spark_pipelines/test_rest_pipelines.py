@@ -13,11 +13,15 @@ import time
 from pathlib import Path
 
 import pytest
+from apscheduler.schedulers.background import BackgroundScheduler
 from fastapi.testclient import TestClient
 
-from hub.pipelines_service import PipelinesService
+import spark_pipelines.templates as templates
+from hub.pipelines import PipelinesService
 from hub.rest import create_app
+from sluice.node import Node, NodeConfig
 from tests.fixtures.broker import wait_until
+from tests.fixtures.rest_auth import authed, secured
 from tests.hub.rest.fake_herder import FakeHerder
 
 STUB = """#!/bin/sh
@@ -44,12 +48,14 @@ def client(tmp_path: Path):
     stub = tmp_path / "python-stub"
     stub.write_text(STUB)
     stub.chmod(stub.stat().st_mode | stat.S_IEXEC)
-    app = create_app(FakeHerder(), {})
-    service = PipelinesService(tmp_path / "pipelines", python=str(stub))
-    app.state.pipelines = service
-    with TestClient(app, raise_server_exceptions=False) as c:
+    scheduler = BackgroundScheduler(timezone="UTC")
+    service = PipelinesService(tmp_path / "pipelines", templates, scheduler, python=str(stub))
+    scheduler.start()
+    app = create_app(FakeHerder(), secured(), pipelines=service)
+    with authed(app, raise_server_exceptions=False) as c:
         yield c
     service.close()
+    scheduler.shutdown(wait=False)
 
 
 def _finished(client: TestClient, name: str) -> dict | None:
@@ -81,7 +87,7 @@ def test_create_run_status_delete(client: TestClient, tmp_path: Path):
     assert body["last_progress"] == {"batchId": 0, "numInputRows": 7}
 
     # Definitions and history survive a restart of the service (the hub).
-    again = PipelinesService(tmp_path / "pipelines", start=False)
+    again = PipelinesService(tmp_path / "pipelines", templates, BackgroundScheduler())
     assert again.status("logs")["runs"][-1]["state"] == "SUCCEEDED"
     assert again.scheduler.get_job("logs") is not None
 
@@ -136,13 +142,59 @@ def test_templates_list_their_config_schema(client: TestClient):
     assert "input" in names["log_aggregation"]["config_schema"]["properties"]
 
 
-def test_saved_schedules_resume_when_the_hub_starts(tmp_path: Path, monkeypatch):
-    first = PipelinesService(tmp_path / "p", start=False)
+def test_saved_schedules_resume_when_the_hub_starts(tmp_path: Path):
+    first = PipelinesService(tmp_path / "p", templates, BackgroundScheduler(timezone="UTC"))
     first.create("nightly", "log_aggregation", CONFIG, schedule="0 3 * * *")
-    monkeypatch.setenv("SLUICE_PIPELINES_DIR", str(tmp_path / "p"))
-    app = create_app(FakeHerder(), {})
-    service = app.state.pipelines  # created at start-up, not on the first request
+    node = Node(NodeConfig(pipelines_dir=tmp_path / "p"))
+    node.start_pipelines()  # what a hub's start does, before any request
     try:
-        assert service.scheduler.running and service.scheduler.get_job("nightly") is not None
+        service = node.pipelines
+        assert node.scheduler.running and service.scheduler.get_job("nightly") is not None
     finally:
-        service.close()
+        node.stop()
+
+
+def test_secrets_in_pipeline_configs_are_hidden_and_kept(client: TestClient):
+    """Kafka client secrets and a table URL's password come back as [hidden]; sending the
+    shown config back keeps them; a new pipeline cannot use [hidden]."""
+    config = {
+        **CONFIG,
+        "input": {**CONFIG["input"], "kafka": {"sasl.jaas.config": "PlainLoginModule pw=k4fka"}},
+        "output_table": {"url": "postgresql+psycopg://app:db-pa55@db:5432/m", "table": "m"},
+    }
+    created = client.post(
+        "/pipelines", json={"name": "m", "template": "metrics_rollup", "config": config}
+    )
+    assert created.status_code == 201, created.text
+    for text in (created.text, client.get("/pipelines/m").text):
+        assert "k4fka" not in text and "db-pa55" not in text
+    shown = client.get("/pipelines/m").json()["config"]
+    assert shown["input"]["kafka"]["sasl.jaas.config"] == "[hidden]"
+    assert shown["output_table"]["url"] == "postgresql+psycopg://app:[hidden]@db:5432/m"
+    shown["watermark"] = "5 minutes"
+    put = client.put("/pipelines/m", json={"template": "metrics_rollup", "config": shown})
+    assert put.status_code == 200, put.text
+    stored = client.app.state.pipelines.pipelines["m"].config  # type: ignore[attr-defined]
+    assert stored["input"]["kafka"]["sasl.jaas.config"] == "PlainLoginModule pw=k4fka"
+    assert stored["output_table"]["url"].endswith("app:db-pa55@db:5432/m")
+    assert stored["watermark"] == "5 minutes"
+    fresh = {"name": "n", "template": "metrics_rollup", "config": shown}
+    assert client.post("/pipelines", json=fresh).status_code == 400
+
+
+def test_table_files_outside_the_roots_refused(client: TestClient, tmp_path: Path, allowed_roots):
+    allowed_roots(tmp_path)
+    table = {"url": "sqlite:////etc/cron.d/metrics.db", "table": "m"}
+    config = {**CONFIG, "checkpoint_dir": str(tmp_path / "ck"), "output_table": table}
+    spec = {"name": "t", "template": "metrics_rollup", "config": config}
+    response = client.post("/pipelines", json=spec)
+    assert response.status_code == 400 and "file.allowed.paths" in response.text
+    table["url"] = f"sqlite:///{tmp_path}/metrics.db"
+    assert client.post("/pipelines", json=spec).status_code == 201
+
+
+def test_kafka_options_that_load_code_refused(client: TestClient):
+    config = {**CONFIG, "input": {**CONFIG["input"], "kafka": {"plugin.library.paths": "x.so"}}}
+    response = client.post("/pipelines", json={"name": "k", "template": "log_aggregation",
+                                               "config": config})  # fmt: skip
+    assert response.status_code == 400 and "plugin.library.paths" in response.text

@@ -11,10 +11,11 @@ import pytest
 from confluent_kafka import Producer
 from fastapi.testclient import TestClient
 
-from hub.rest import create_app
 from hub.runtime.config import WorkerConfig
+from sluice.web import build_app
 from tests.fixtures.broker import BrokerProcess
 from tests.fixtures.hub import HubProcess
+from tests.fixtures.rest_auth import TOKEN, authed
 
 
 class ConfigOnlyHerder:
@@ -28,9 +29,11 @@ class ConfigOnlyHerder:
 
 
 def console_client(broker: BrokerProcess, **settings: Any) -> TestClient:
-    config = WorkerConfig.from_mapping({"bootstrap.servers": broker.bootstrap, **settings})
-    app = create_app(ConfigOnlyHerder(config), config)
-    return TestClient(app, raise_server_exceptions=False)
+    config = WorkerConfig.from_mapping(
+        {"bootstrap.servers": broker.bootstrap, "rest.auth.token": TOKEN, **settings}
+    )
+    app = build_app(ConfigOnlyHerder(config), config)
+    return authed(app, raise_server_exceptions=False)
 
 
 @pytest.fixture
@@ -57,9 +60,23 @@ def now_ms() -> int:
 def console_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
     """One hub for the browser tests; rates sampled every second so the chart fills quickly."""
     root = tmp_path_factory.mktemp("console")
-    proc = HubProcess(root / "hub", {"console.rates.interval.ms": 1000})
+    settings = {
+        "console.rates.interval.ms": 1000,
+        "file.allowed.paths": str(tmp_path_factory.getbasetemp()),  # every test's tmp_path
+    }
+    proc = HubProcess(root / "hub", settings)
     with pytest.MonkeyPatch.context() as env:  # pipelines defined by the tests stay in tmp
         env.setenv("SLUICE_PIPELINES_DIR", str(root / "pipelines"))
         proc.start()
     yield proc
     proc.stop()
+
+
+@pytest.fixture
+def signed_in(console_hub: HubProcess, page: Any) -> None:
+    """Signs ``page`` in to ``console_hub`` with its generated token (the session cookie lands
+    in the page's browser context, as after the sign-in form)."""
+    response = page.request.post(
+        f"{console_hub.rest_url}/console/login", data={"token": console_hub.token}
+    )
+    assert response.status == 204, response.text()

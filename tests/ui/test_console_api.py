@@ -8,9 +8,9 @@ from confluent_kafka import Consumer, TopicPartition
 from fastapi.testclient import TestClient
 
 from hub.runtime.config import WorkerConfig
+from kafka_admin import KafkaAdmin
 from tests.fixtures.broker import BrokerProcess
 from tests.ui.conftest import console_client, now_ms, produce
-from ui.kafka_admin import KafkaAdmin
 from ui.rates import RateSampler
 
 
@@ -84,6 +84,9 @@ def test_produce_then_browse_every_way(api: TestClient) -> None:
 
     latest = api.get(url, params={"start": "latest", "limit": 1}).json()
     assert [r["key"] for r in latest["records"]] == ["k5"]  # the newest of all partitions
+    assert latest["order"] == "newest_first" and latest["next"] == {"0": 3, "1": 3}
+    newest = api.get(url, params={"start": "latest", "limit": 4}).json()["records"]
+    assert [r["key"] for r in newest] == ["k5", "k4", "k3", "k2"]
     one = api.get(url, params={"start": "offset", "offset": 2, "partition": 1}).json()
     assert [(r["partition"], r["offset"]) for r in one["records"]] == [(1, 2)]
     filtered = api.get(url, params={"start": "earliest", "q": '"N": 4'}).json()
@@ -137,9 +140,10 @@ def test_groups_lag_and_reset(api: TestClient, broker: BrokerProcess) -> None:
     ]
 
     url = f"/console/api/groups/{group}/reset-offsets"
-    assert api.post(url, json={"to": "earliest"}).json()["offsets"] == [
-        {"topic": name, "partition": 0, "offset": 0},
-        {"topic": name, "partition": 1, "offset": 0},
+    plan = api.post(url, json={"to": "earliest"}).json()["offsets"]
+    assert [(o["partition"], o["offset"], o["committed"], o["lag_after"]) for o in plan] == [
+        (0, 0, 1, 4),
+        (1, 0, 2, 2),
     ]
     assert api.get(f"/console/api/groups/{group}").json()["offsets"][0]["lag"] == 4
     api.post(url, json={"to": "offset", "offset": 3, "topic": name})

@@ -17,13 +17,15 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from hub.rest import create_app
 from hub.rest.server import RestServer
 from hub.runtime.config import WorkerConfig
+from sluice.web import build_app
 from tests.fixtures.broker import BrokerProcess
 from tests.fixtures.browser import screenshot
 from tests.fixtures.hub import HubProcess
 from tests.ui.conftest import ConfigOnlyHerder, now_ms, produce
+
+pytestmark = pytest.mark.usefixtures("signed_in")  # test_sign_in_* use fresh browser contexts
 
 expect: Any
 try:
@@ -48,7 +50,7 @@ def test_file_source_from_the_form_to_its_messages(
         json.dumps({"event": "hello-from-file", "user": "ada"}) + "\nplain second line\n"
     )
     page.goto(f"{console_hub.rest_url}/ui/#/connectors/new")
-    page.get_by_role("button", name=re.compile(r"^file-source")).click()
+    page.get_by_role("button", name=re.compile(r"FileStreamSourceConnector")).click()
     page.locator("#field-name").fill("ui-file-source")
     page.locator("#field-file").fill(str(events))
     page.get_by_role("button", name="Create connector").click()
@@ -57,7 +59,7 @@ def test_file_source_from_the_form_to_its_messages(
     expect(topic_error).to_contain_text("Missing required")
     expect(page.locator("#field-topic")).to_have_attribute("aria-invalid", "true")
     expect(page.get_by_role("alert")).to_contain_text("Fix 1 field")
-    screenshot(page, "connector-new-validation")
+    screenshot(page, "e2e-connector-new-validation")
 
     page.locator("#field-topic").fill("ui-file-events")
     page.locator("#field-topic").press("Enter")  # forms submit with Enter
@@ -67,7 +69,10 @@ def test_file_source_from_the_form_to_its_messages(
     tasks = page.get_by_role("table", name="Tasks")
     expect(tasks).to_contain_text("RUNNING")
     expect(page.get_by_role("link", name="browse messages")).to_be_visible()
-    screenshot(page, "connector-detail")
+    # the throughput chart reads the hub's /metrics counters (two samples make a rate)
+    chart = page.get_by_role("img", name=re.compile(r"^Records per second: polled"))
+    expect(chart).to_be_visible(timeout=15_000)
+    screenshot(page, "e2e-connector-detail")
 
     page.get_by_role("button", name="Pause").click()
     expect(state).to_have_text("PAUSED")
@@ -89,14 +94,14 @@ def test_file_source_from_the_form_to_its_messages(
     messages = page.get_by_role("table", name="Messages")
     expect(messages).to_contain_text("hello-from-file")
     expect(messages).to_contain_text("plain second line")
-    screenshot(page, "topic-messages")
+    screenshot(page, "topic-messages-file")
 
     page.goto(f"{console_hub.rest_url}/ui/#/connectors")
     row = page.get_by_role("row").filter(has_text="ui-file-source")
     expect(row).to_contain_text("RUNNING")
     expect(row).to_contain_text("1/1 running")
     expect(row).to_contain_text("ui-file-events")
-    screenshot(page, "connectors")
+    screenshot(page, "connectors-first")
 
 
 def test_failed_connector_shows_its_trace_and_comes_first(
@@ -121,14 +126,16 @@ def test_failed_connector_shows_its_trace_and_comes_first(
     expect(page.locator("h1")).to_contain_text("1 task failed")
     tasks.get_by_text("Error trace").click()
     expect(tasks.locator("pre.trace")).to_contain_text("FileNotFoundError")
-    screenshot(page, "connector-failed")
+    screenshot(page, "e2e-connector-failed")
 
     page.get_by_role("link", name="Overview").click()
     first = page.locator(".card", has_text="Connectors").get_by_role("row").nth(1)
     expect(first).to_contain_text("ui-broken-sink")
     expect(first).to_contain_text("FAILED")
     page.goto(f"{console_hub.rest_url}/ui/#/connectors/ui-broken-sink")
-    page.get_by_role("button", name="Delete").click()  # the page fixture accepts confirm()
+    page.get_by_role("button", name="Delete").click()
+    page.get_by_role("dialog").get_by_label(re.compile("to confirm")).fill("ui-broken-sink")
+    page.get_by_role("dialog").get_by_role("button", name="Delete").click()
     expect(page).to_have_url(re.compile(r"#/connectors$"))
     expect(page.locator("main .card").locator("table, .empty").first).to_be_visible()
     expect(page.get_by_role("link", name="ui-broken-sink")).to_have_count(0)
@@ -148,13 +155,15 @@ def test_reset_offsets_of_an_inactive_group(console_hub: HubProcess, page: Any) 
     row = offsets.get_by_role("row").filter(has_text=topic)
     expect(row.locator("td").nth(4)).to_have_text("0")  # lag
     page.get_by_label("Reset to").select_option("earliest")
-    page.get_by_role("button", name="Reset offsets").click()
+    page.get_by_role("button", name="Preview reset").click()
+    page.get_by_role("button", name="Apply reset to 1 partition").click()
+    page.get_by_role("dialog").get_by_role("button", name="Reset offsets").click()
     expect(page.get_by_role("status").filter(has_text="Offsets reset")).to_contain_text(
         f"{topic}-0 → 0"
     )
     expect(row.locator("td").nth(2)).to_have_text("0")  # committed
     expect(row.locator("td").nth(4)).to_have_text("5")  # lag
-    screenshot(page, "group-detail")
+    screenshot(page, "e2e-group-detail")
 
     check = Consumer({"bootstrap.servers": console_hub.bootstrap, "group.id": group})
     [committed] = check.committed([TopicPartition(topic, 0)], timeout=10)
@@ -163,7 +172,7 @@ def test_reset_offsets_of_an_inactive_group(console_hub: HubProcess, page: Any) 
 
     page.goto(f"{console_hub.rest_url}/ui/#/groups")
     expect(page.get_by_role("table", name="Consumer groups")).to_contain_text(group)
-    screenshot(page, "groups")
+    screenshot(page, "e2e-groups")
 
 
 def test_browse_a_topic_from_a_timestamp(console_hub: HubProcess, page: Any) -> None:
@@ -185,9 +194,13 @@ def test_browse_a_topic_from_a_timestamp(console_hub: HubProcess, page: Any) -> 
     expect(messages).to_contain_text("mid-event")
     expect(messages).to_contain_text("new-event")
     expect(messages.locator("tbody tr")).to_have_count(2)
-    expect(messages.locator("pre").first).to_have_text('{\n  "step": "mid-event"\n}')  # pretty
+    messages.locator("tbody tr").first.click()
+    value = page.get_by_role("complementary", name="Message detail").get_by_label(
+        "Value", exact=True
+    )
+    expect(value).to_have_text('{\n  "step": "mid-event"\n}')  # pretty
 
-    page.get_by_label("Contains text").fill("new-")
+    page.get_by_label("Value contains").fill("new-")
     page.get_by_role("button", name="Browse").click()
     expect(messages.locator("tbody tr")).to_have_count(1)
 
@@ -204,30 +217,33 @@ def test_topics_create_produce_and_configure(console_hub: HubProcess, page: Any)
     page.get_by_label("Name").fill(topic)
     page.get_by_label("Partitions").fill("3")
     page.get_by_label("Name").press("Enter")
-    expect(page).to_have_url(re.compile(f"#/topics/{topic}$"))
+    expect(page).to_have_url(re.compile(f"#/topics/{topic}"))
+    page.get_by_role("tab", name="Partitions").click()
     expect(page.get_by_role("table", name="Partitions").locator("tbody tr")).to_have_count(3)
 
+    page.get_by_role("tab", name="Produce").click()
     produce_form = page.get_by_role("form", name="Produce a message")
     produce_form.get_by_label("Key (optional)").fill("user-7")
     produce_form.get_by_label("Value", exact=True).fill('{"hello": "console"}')
     produce_form.get_by_role("button", name="Produce").click()
     expect(page.get_by_role("status").filter(has_text="Written to partition")).to_be_visible()
-    page.get_by_role("button", name="Browse").click()
+    page.get_by_role("tab", name="Messages").click()
     expect(page.get_by_role("table", name="Messages")).to_contain_text("user-7")
 
+    page.get_by_role("tab", name="Configs").click()
     config_form = page.get_by_role("form", name="Set a topic config")
     config_form.get_by_label("Config").fill("retention.ms")
     config_form.get_by_label("Value").fill("3600000")
     config_form.get_by_label("Value").press("Enter")
     expect(page.get_by_role("status").filter(has_text="retention.ms set")).to_be_visible()
     expect(page.get_by_role("heading", name=re.compile("1 set on this topic"))).to_be_visible()
-    expect(page.get_by_role("table", name="Messages")).to_contain_text("user-7")
-    screenshot(page, "topic-detail")
+    expect(page.get_by_role("tab", name="Configs")).to_have_attribute("aria-selected", "true")
+    screenshot(page, "topic-configs")
 
     page.goto(f"{console_hub.rest_url}/ui/#/topics")
     row = page.get_by_role("row").filter(has_text=topic)
     expect(row).to_contain_text("1 h")
-    screenshot(page, "topics")
+    screenshot(page, "e2e-topics")
 
 
 def test_overview_and_pipelines_pages(console_hub: HubProcess, page: Any) -> None:
@@ -240,9 +256,9 @@ def test_overview_and_pipelines_pages(console_hub: HubProcess, page: Any) -> Non
     expect(page).to_have_url(re.compile(r"/ui/$"))  # the route did not change
     expect(page.locator(".stat").first).to_contain_text("Brokers")
     expect(page.locator("svg.chart polyline").first).to_be_attached()  # >= 2 rate samples
-    screenshot(page, "overview")
+    screenshot(page, "e2e-overview")
     page.set_viewport_size({"width": 1920, "height": 1080})
-    screenshot(page, "overview-1920")
+    screenshot(page, "e2e-overview-1920")
     page.set_viewport_size({"width": 1280, "height": 900})
 
     page.get_by_role("link", name="Pipelines").click()
@@ -278,13 +294,13 @@ def test_pipeline_from_a_template(console_hub: HubProcess, page: Any, tmp_path: 
     expect(page.locator("h1 .badge")).to_have_text("IDLE")
     expect(page.get_by_role("heading", name="Recent runs (0)")).to_be_visible()
     expect(page.locator(".card", has_text="Definition")).to_contain_text("0 3 * * *")
-    screenshot(page, "pipeline-detail")
+    screenshot(page, "e2e-pipeline-detail")
     page.get_by_role("link", name="Pipelines", exact=True).first.click()
     pipelines = page.get_by_role("table", name="Pipelines")
     row = pipelines.get_by_role("row").filter(has_text="ui-log-counts")
     expect(row).to_contain_text("IDLE")
     expect(row).to_contain_text("never")
-    screenshot(page, "pipelines")
+    screenshot(page, "e2e-pipelines")
     page.goto(f"{console_hub.rest_url}/ui/#/pipelines/ui-log-counts")
     page.get_by_role("button", name="Delete").click()
     expect(page).to_have_url(re.compile(r"#/pipelines$"))
@@ -296,14 +312,55 @@ def test_unknown_pages_say_so(console_hub: HubProcess, page: Any, path: str) -> 
     expect(page.get_by_role("alert")).to_be_visible()
 
 
-def test_sign_in_when_the_api_needs_a_token(broker: BrokerProcess, page: Any) -> None:
-    """With rest.auth.token set, the pages load, the data asks for the token, then shows."""
+def _fresh_page(browser: Any) -> Any:
+    """A page in a new browser context: no session cookie."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
+    return context.new_page()
+
+
+def test_sign_in_with_the_generated_token(console_hub: HubProcess, browser: Any) -> None:
+    """A default ``sluice up``: the console asks for the token from hub.token, then works,
+    changes included (cookie + JSON + Origin), until the user signs out."""
+    page = _fresh_page(browser)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.goto(f"{console_hub.rest_url}/ui/#/topics")
+        expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+        screenshot(page, "sign-in")
+        page.get_by_label("Token").fill("not-the-token")
+        page.get_by_role("button", name="Sign in").click()
+        expect(page.get_by_role("alert")).to_contain_text("not accepted")
+        page.get_by_label("Token").fill(console_hub.token)
+        page.get_by_role("button", name="Sign in").click()
+        expect(page.get_by_role("heading", name="All topics")).to_be_visible()
+        cookies = page.context.cookies()
+        assert [c["httpOnly"] for c in cookies] == [True]
+        assert cookies[0]["sameSite"] == "Strict" and console_hub.token not in cookies[0]["value"]
+        topic = f"ui-signed-in-{uuid.uuid4().hex[:6]}"
+        page.get_by_text("Create a topic").click()
+        page.get_by_label("Name").fill(topic)
+        page.get_by_label("Name").press("Enter")  # a POST with the cookie: CSRF rules pass
+        expect(page).to_have_url(re.compile(f"#/topics/{topic}"))
+        assert page.evaluate("document.cookie") == ""  # HttpOnly: no script can read it
+        page.get_by_role("button", name="Sign out").click()
+        expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+        page.goto(f"{console_hub.rest_url}/ui/#/connectors")
+        expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    finally:
+        page.context.close()
+    assert not errors, errors
+
+
+def test_sign_in_when_the_api_needs_a_token(broker: BrokerProcess, browser: Any) -> None:
+    """With rest.auth.token configured, the pages load, the data asks for the token, then shows."""
     config = WorkerConfig.from_mapping(
         {"bootstrap.servers": broker.bootstrap, "rest.auth.token": "console-s3cret"}
     )
-    app = create_app(ConfigOnlyHerder(config), config)
+    app = build_app(ConfigOnlyHerder(config), config)
     server = RestServer(app, "127.0.0.1", 0)
     server.start()
+    page = _fresh_page(browser)
     try:
         page.goto(f"{server.url}/ui/#/topics")
         expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
@@ -315,6 +372,7 @@ def test_sign_in_when_the_api_needs_a_token(broker: BrokerProcess, page: Any) ->
         expect(page.get_by_role("heading", name="Topics", exact=True)).to_be_visible()
         expect(page.get_by_role("heading", name="All topics")).to_be_visible()
     finally:
+        page.context.close()
         server.stop()  # RestServer runs no lifespan, so stop the console's sampler here
         console = getattr(app.state, "console", None)
         if console is not None:

@@ -1,8 +1,13 @@
 // Calls to the hub's REST API (Kafka Connect paths) and the console API (/console/api).
 // Errors become ApiError carrying Connect's {error_code, message, errors} body, so pages can
 // show the message and put per-field reasons next to their fields.
+//
+// Authentication: signing in (POST /console/login) sets an HttpOnly session cookie, which the
+// browser sends with every same-origin call; no script ever holds the token. Every call that
+// changes state says Content-Type: application/json, bodies or not: with the Origin the
+// browser adds, that is what the hub requires of cookie-authenticated changes (CSRF defence).
 
-const AUTH_KEY = "sluice.console.auth";
+import { report } from "./connection.js";
 
 export class ApiError extends Error {
   constructor(status, message, errors) {
@@ -12,31 +17,22 @@ export class ApiError extends Error {
   }
 }
 
-/** The Authorization header value the user signed in with (kept for this browser tab only). */
-export function authHeader() {
-  return sessionStorage.getItem(AUTH_KEY);
-}
-
-export function setAuth(value) {
-  if (value) sessionStorage.setItem(AUTH_KEY, value);
-  else sessionStorage.removeItem(AUTH_KEY);
-}
-
 export async function request(method, path, body) {
   const headers = { Accept: "application/json" };
-  const auth = authHeader();
-  if (auth) headers.Authorization = auth;
-  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (method !== "GET" && method !== "HEAD") headers["Content-Type"] = "application/json";
   let response;
   try {
     response = await fetch(path, {
       method,
       headers,
+      credentials: "same-origin",
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (err) {
+    report("hub", false);
     throw new ApiError(0, `The hub did not answer (${err.message}). Is it running?`);
   }
+  report("hub", true);
   const text = await response.text();
   let data = null;
   if (text) {
@@ -46,10 +42,15 @@ export async function request(method, path, body) {
       data = { message: text };
     }
   }
+  const console = path.startsWith("/console/api/");
+  if (console && response.status === 503) report("kafka", false, data && data.message);
+  else if (console && response.ok) report("kafka", true);
   if (!response.ok) {
     const message = (data && data.message) || `${response.status} ${response.statusText}`;
     const error = new ApiError(response.status, message, data && data.errors);
-    if (response.status === 401) window.dispatchEvent(new CustomEvent("sluice:unauthorized"));
+    if (response.status === 401 && !path.startsWith("/console/login")) {
+      window.dispatchEvent(new CustomEvent("sluice:unauthorized"));
+    }
     throw error;
   }
   return data;
@@ -62,3 +63,9 @@ export const patch = (path, body) => request("PATCH", path, body);
 export const del = (path) => request("DELETE", path);
 
 export const enc = encodeURIComponent;
+
+/** {required, signed_in, methods}: whether the hub wants a sign-in, and with what. */
+export const session = () => get("/console/session");
+/** Signs in with {token} or {user, password}; the hub answers with the session cookie. */
+export const signIn = (credentials) => post("/console/login", credentials);
+export const signOut = () => post("/console/logout");

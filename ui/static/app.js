@@ -3,7 +3,7 @@
 // route per page. Each page renders into <main> and may return a cleanup function (timers of
 // live views) that runs when the user navigates away.
 
-import { ApiError, get, setAuth } from "./api.js";
+import { ApiError, get, session, signIn as login, signOut } from "./api.js";
 import { clear, h, notice } from "./dom.js";
 import { renderOverview } from "./pages/overview.js";
 import { renderConnectors } from "./pages/connectors.js";
@@ -11,8 +11,15 @@ import { renderNewConnector } from "./pages/connector_new.js";
 import { renderConnector } from "./pages/connector_detail.js";
 import { renderTopics } from "./pages/topics.js";
 import { renderTopic } from "./pages/topic_detail.js";
-import { renderGroups, renderGroup } from "./pages/groups.js";
+import { renderGroups } from "./pages/groups.js";
+import { renderGroup } from "./pages/group_detail.js";
 import { renderPipeline, renderPipelines } from "./pages/pipelines.js";
+import { renderSchemas, renderSubject } from "./pages/schemas.js";
+import { renderCluster } from "./pages/cluster.js";
+import { renderTransactions } from "./pages/transactions.js";
+import { renderSecurity } from "./pages/security.js";
+import { renderWorkers } from "./pages/workers.js";
+import { initTheme } from "./theme.js";
 
 const routes = [
   [/^\/?$/, "overview", renderOverview],
@@ -25,6 +32,13 @@ const routes = [
   [/^\/groups\/([^/]+)$/, "groups", renderGroup],
   [/^\/pipelines$/, "pipelines", renderPipelines],
   [/^\/pipelines\/([^/]+)$/, "pipelines", renderPipeline],
+  [/^\/schemas$/, "schemas", renderSchemas],
+  [/^\/schemas\/([^/]+)$/, "schemas", renderSubject],
+  [/^\/cluster$/, "cluster", renderCluster],
+  [/^\/workers$/, "workers", renderWorkers],
+  [/^\/transactions$/, "transactions", renderTransactions],
+  [/^\/transactions\/([^/]+)$/, "transactions", renderTransactions],
+  [/^\/security$/, "security", renderSecurity],
 ];
 
 let cleanup = null;
@@ -61,31 +75,63 @@ async function route() {
   }
 }
 
-function signIn() {
+async function signIn() {
   const main = document.getElementById("main");
+  let methods = ["token"];
+  try {
+    methods = (await session()).methods;
+  } catch {
+    /* keep the token field */
+  }
+  const error = h("div", {});
+  const fields = [];
+  if (methods.includes("token")) {
+    fields.push(
+      h("label", { for: "signin-token" }, "Token"),
+      h("input", { id: "signin-token", name: "token", type: "password", autocomplete: "off" }),
+      h("p", { class: "hint" }, "The hub's token: rest.auth.token, or the hub.token file in its data directory."),
+    );
+  }
+  if (methods.includes("basic")) {
+    if (fields.length) fields.push(h("p", { class: "hint" }, "…or user and password"));
+    fields.push(
+      h("label", { for: "signin-user" }, "User"),
+      h("input", { id: "signin-user", name: "user", autocomplete: "username" }),
+      h("label", { for: "signin-password" }, "Password"),
+      h("input", { id: "signin-password", name: "password", type: "password" }),
+    );
+  }
   const form = h(
     "form",
     { class: "card narrow", "aria-labelledby": "signin-title" },
     h("h1", { id: "signin-title" }, "Sign in"),
-    h("p", {}, "This hub's REST API requires credentials (rest.auth.token or rest.auth.basic)."),
-    h("label", { for: "signin-token" }, "Token"),
-    h("input", { id: "signin-token", name: "token", type: "password", autocomplete: "off" }),
-    h("p", { class: "hint" }, "…or user and password"),
-    h("label", { for: "signin-user" }, "User"),
-    h("input", { id: "signin-user", name: "user", autocomplete: "username" }),
-    h("label", { for: "signin-password" }, "Password"),
-    h("input", { id: "signin-password", name: "password", type: "password" }),
+    h("p", {}, "This hub's REST API requires credentials."),
+    error,
+    ...fields,
     h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Sign in")),
   );
-  form.addEventListener("submit", (event) => {
+  form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const data = new FormData(form);
-    if (data.get("token")) setAuth(`Bearer ${data.get("token")}`);
-    else setAuth(`Basic ${btoa(`${data.get("user")}:${data.get("password")}`)}`);
+    const credentials = data.get("token")
+      ? { token: data.get("token") }
+      : { user: data.get("user") || "", password: data.get("password") || "" };
+    try {
+      await login(credentials);
+    } catch (err) {
+      clear(error, notice("error", err.status === 401 ? "Those credentials were not accepted." : err.message));
+      return;
+    }
+    showSignOut(true);
     route();
+    showCluster();
   });
   clear(main, form);
   form.querySelector("input").focus();
+}
+
+function showSignOut(visible) {
+  document.getElementById("signout").hidden = !visible;
 }
 
 async function showCluster() {
@@ -104,12 +150,24 @@ document.querySelector(".skip").addEventListener("click", (event) => {
   document.getElementById("main").focus();
 });
 window.addEventListener("sluice:unauthorized", () => {
-  setAuth(null);
+  showSignOut(false);
   signIn();
+});
+document.getElementById("signout").addEventListener("click", async () => {
+  try {
+    await signOut();
+  } finally {
+    showSignOut(false);
+    signIn();
+  }
 });
 window.addEventListener("hashchange", () => {
   route();
   document.getElementById("main").focus({ preventScroll: true });
 });
+initTheme();
+session()
+  .then((state) => showSignOut(state.required && state.signed_in))
+  .catch(() => {});
 route();
 showCluster();

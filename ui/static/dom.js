@@ -56,8 +56,35 @@ export function fmtMs(ms) {
   return `${n} ms`;
 }
 
+const TIME_KEY = "sluice-time";
+
+/** "local" or "utc": how times are shown (the message browser's toggle sets it). */
+export function timeZone() {
+  try {
+    return localStorage.getItem(TIME_KEY) === "utc" ? "utc" : "local";
+  } catch {
+    return "local";
+  }
+}
+
+export function setTimeZone(zone) {
+  try {
+    localStorage.setItem(TIME_KEY, zone);
+  } catch {
+    /* kept for this page only */
+  }
+}
+
+const pad = (n, w = 2) => String(n).padStart(w, "0");
+
+/** 2026-11-25 14:03:01.250 UTC, or local time with its offset (+01:00). */
 export function fmtTime(ms) {
-  return ms ? new Date(ms).toISOString().replace("T", " ").replace("Z", " UTC") : "—";
+  if (!ms) return "—";
+  const d = new Date(ms);
+  if (timeZone() === "utc") return d.toISOString().replace("T", " ").replace("Z", " UTC");
+  const off = -d.getTimezoneOffset();
+  const zone = `${off >= 0 ? "+" : "-"}${pad(Math.floor(Math.abs(off) / 60))}:${pad(Math.abs(off) % 60)}`;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)} ${zone}`;
 }
 
 export function badge(state) {
@@ -104,19 +131,22 @@ export function pretty(text) {
 
 /** An inline SVG line chart of messages in/out per second: [{time, in, out}]. */
 export function rateChart(series) {
+  const last = series[series.length - 1];
+  const label = last ? `Messages per second: in ${fmtRate(last.in)}, out ${fmtRate(last.out)}` : "No samples yet";
+  return lineChart(series, ["in", "out"], fmtRate, label);
+}
+
+/** An inline SVG line chart of [{time, <key>...}] for each of `keys` (class line-<key>). */
+export function lineChart(series, keys, fmt, label) {
   const width = 1000;
   const height = 180;
   const pad = 28;
-  const max = Math.max(1, ...series.map((s) => Math.max(s.in, s.out)));
+  const max = Math.max(1, ...series.map((s) => Math.max(...keys.map((k) => s[k]))));
   const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
   svg.setAttribute("class", "chart");
   svg.setAttribute("role", "img");
-  const last = series[series.length - 1];
-  svg.setAttribute(
-    "aria-label",
-    last ? `Messages per second: in ${fmtRate(last.in)}, out ${fmtRate(last.out)}` : "No samples yet",
-  );
+  svg.setAttribute("aria-label", label);
   const add = (tag, attrs, text) => {
     const el = document.createElementNS("http://www.w3.org/2000/svg", tag);
     for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
@@ -124,14 +154,14 @@ export function rateChart(series) {
     svg.append(el);
   };
   add("line", { x1: pad, y1: height - pad, x2: width - 4, y2: height - pad, class: "axis" });
-  add("text", { x: 2, y: 12, class: "tick" }, fmtRate(max));
+  add("text", { x: 2, y: 12, class: "tick" }, fmt(max));
   add("text", { x: 2, y: height - pad, class: "tick" }, "0");
   if (series.length > 1) {
     const t0 = series[0].time;
     const span = Math.max(1, series[series.length - 1].time - t0);
     const x = (t) => pad + ((t - t0) / span) * (width - pad - 4);
     const y = (v) => height - pad - (v / max) * (height - pad - 14);
-    for (const key of ["in", "out"]) {
+    for (const key of keys) {
       const points = series.map((s) => `${x(s.time).toFixed(1)},${y(s[key]).toFixed(1)}`).join(" ");
       add("polyline", { points, class: `line-${key}` });
     }
@@ -141,4 +171,29 @@ export function rateChart(series) {
     add("text", { x: width / 2 - 90, y: height / 2, class: "tick" }, "Collecting samples…");
   }
   return svg;
+}
+
+/** Copies text to the clipboard; resolves false when the browser refuses. */
+export async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Offers `text` as a file download named `name`. */
+export function download(name, text, type = "application/x-ndjson") {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = h("a", { href: url, download: name, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
+/** A small "as of HH:MM:SS" note for data that could not be refreshed. */
+export function staleNote(since) {
+  return h("span", { class: "stale-note" }, `not refreshed since ${new Date(since).toLocaleTimeString()}`);
 }

@@ -23,7 +23,7 @@ _OMITTED_OPERATIONS = -2147483648
 async def describe_cluster(ctx: RequestContext, request: Any) -> Any:
     cls = response_class(ctx)
     cfg = ctx.broker.config
-    host, port = cfg.advertised_address
+    host, port = ctx.broker.advertised(ctx.listener)
     if getattr(request, "endpoint_type", _BROKERS_ENDPOINT) != _BROKERS_ENDPOINT:
         return build(
             cls,
@@ -34,6 +34,20 @@ async def describe_cluster(ctx: RequestContext, request: Any) -> Any:
             cluster_id=ctx.broker.cluster_id,
             controller_id=-1,
             brokers=(),
+        )
+    if ctx.broker.cluster is not None:
+        from broker.protocol.handlers._cluster_metadata import broker_entries
+
+        return build(
+            cls,
+            throttle_time=NO_THROTTLE,
+            error_code=ErrorCode.none,
+            error_message=None,
+            endpoint_type=_BROKERS_ENDPOINT,
+            cluster_id=ctx.broker.cluster_id,
+            controller_id=ctx.broker.cluster.cache.controller_id,
+            brokers=broker_entries(ctx, nested(cls, "DescribeClusterBroker"), "broker_id"),
+            cluster_authorized_operations=_OMITTED_OPERATIONS,
         )
     broker = build(
         nested(cls, "DescribeClusterBroker"),
@@ -56,7 +70,7 @@ async def describe_cluster(ctx: RequestContext, request: Any) -> Any:
     )
 
 
-@handles(35, 1, 5)
+@handles(35, 0, 5)
 async def describe_log_dirs(ctx: RequestContext, request: Any) -> Any:
     """DescribeLogDirs (key 35): partition sizes on disk, for admin tools and Kafka UIs.
 

@@ -17,10 +17,17 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from broker.errors import BrokerError, InvalidConfigError
+from broker.errors import (
+    BrokerError,
+    ClusterAuthorizationFailedError,
+    InvalidConfigError,
+    TopicAuthorizationFailedError,
+)
 from broker.log.config import TOPIC_CONFIGS, LogConfig
 from broker.protocol._entities import NO_THROTTLE, build, nested
 from broker.protocol.registry import RequestContext, handles, response_class
+from broker.security.acl import CLUSTER_NAME, AclOperation, ResourceType
+from broker.security.authorizer import allowed
 
 TOPIC, BROKER = 2, 4
 DYNAMIC_TOPIC, STATIC_BROKER, DEFAULT = 1, 4, 5
@@ -87,18 +94,27 @@ def topic_config_entries(
 def broker_config_entries(broker: Any) -> list[ConfigEntry]:
     """The broker's own settings under Kafka's property names (read-only: fixed at start)."""
     cfg = broker.config
-    host, port = cfg.advertised_address
     plain: list[tuple[str, str, int]] = [
         ("broker.id", str(cfg.node_id), 3),
         ("node.id", str(cfg.node_id), 3),
-        ("listeners", f"PLAINTEXT://{cfg.host}:{cfg.port}", 2),
-        ("advertised.listeners", f"PLAINTEXT://{host}:{port}", 2),
+        ("listeners", ",".join(item.url() for item in cfg.effective_listeners()), 2),
+        (
+            "advertised.listeners",
+            ",".join(item.url(advertised=True) for item in cfg.effective_listeners()),
+            2,
+        ),
         ("log.dirs", str(cfg.data_dir), 2),
         ("auto.create.topics.enable", str(cfg.auto_create_topics).lower(), 1),
         ("num.partitions", str(cfg.num_partitions), 3),
         ("default.replication.factor", "1", 3),
         ("offsets.topic.replication.factor", "1", 4),
         ("socket.request.max.bytes", str(cfg.max_request_size), 3),
+        ("queued.max.request.bytes", str(cfg.queued_request_bytes_limit), 5),
+        ("connections.max.idle.ms", str(cfg.connections_max_idle_ms), 5),
+        ("max.connections", str(cfg.max_connections), 3),
+        ("max.connections.per.ip", str(cfg.max_connections_per_ip), 3),
+        ("max.connections.per.ip.overrides", _overrides(cfg.max_connections_per_ip_overrides), 2),
+        ("log.cleaner.backoff.ms", str(cfg.log_cleaner_backoff_ms), 5),
     ]
     entries = [ConfigEntry(n, v, STATIC_BROKER, t, read_only=True) for n, v, t in plain]
     static = dict(cfg.log_defaults)
@@ -111,7 +127,11 @@ def broker_config_entries(broker: Any) -> list[ConfigEntry]:
     return entries
 
 
-@handles(32, 1, 4)
+def _overrides(overrides: Any) -> str:
+    return ",".join(f"{host}:{count}" for host, count in overrides.items())
+
+
+@handles(32, 0, 4)
 async def describe_configs(ctx: RequestContext, request: Any) -> Any:
     cls = response_class(ctx)
     result_cls = nested(cls, "DescribeConfigsResult")
@@ -122,6 +142,7 @@ async def describe_configs(ctx: RequestContext, request: Any) -> Any:
     for res in request.resources:
         entries: list[ConfigEntry] = []
         try:
+            _authorize(ctx, AclOperation.DESCRIBE_CONFIGS, res.resource_type, res.resource_name)
             entries = _describe(ctx, res.resource_type, res.resource_name)
             code, message = ErrorCode.none, None
         except BrokerError as exc:
@@ -139,7 +160,7 @@ async def describe_configs(ctx: RequestContext, request: Any) -> Any:
                 synonyms=tuple(
                     build(synonym_cls, name=n, value=v, source=s) for n, v, s in e.synonyms
                 )
-                if request.include_synonyms
+                if getattr(request, "include_synonyms", False)  # v1+
                 else (),
                 config_type=e.type,
                 documentation=e.doc if docs else None,
@@ -171,6 +192,18 @@ def _describe(ctx: RequestContext, resource_type: int, name: str) -> list[Config
     raise InvalidConfigError(f"unsupported config resource type {resource_type}")
 
 
+def _authorize(ctx: RequestContext, operation: AclOperation, resource_type: int, name: str) -> None:
+    """Kafka's rule: a topic's configs need the operation on the topic, a broker's (and the
+    cluster's) on the cluster; refusals are per resource."""
+    if ctx.broker.authorizer is None:
+        return
+    if resource_type == TOPIC:
+        if not allowed(ctx, operation, ResourceType.TOPIC, name):
+            raise TopicAuthorizationFailedError(f"not authorized for topic {name}")
+    elif not allowed(ctx, operation, ResourceType.CLUSTER, CLUSTER_NAME):
+        raise ClusterAuthorizationFailedError("not authorized for the cluster's configs")
+
+
 def _check_broker_name(ctx: RequestContext, name: str) -> None:
     if name not in ("", str(ctx.broker.config.node_id)):
         raise InvalidConfigError(f"unknown broker {name!r}")
@@ -183,7 +216,7 @@ async def alter_configs(ctx: RequestContext, request: Any) -> Any:
     def changes(res: Any, current: dict[str, str]) -> dict[str, str]:
         return {c.name: c.value for c in res.configs}
 
-    return _alter(ctx, request, changes, "AlterConfigsResourceResponse")
+    return await _alter(ctx, request, changes, "AlterConfigsResourceResponse")
 
 
 @handles(44, 0, 1)
@@ -214,15 +247,16 @@ async def incremental_alter_configs(ctx: RequestContext, request: Any) -> Any:
                 raise InvalidConfigError(f"unknown config operation {c.config_operation}")
         return out
 
-    return _alter(ctx, request, changes, "AlterConfigsResourceResponse")
+    return await _alter(ctx, request, changes, "AlterConfigsResourceResponse")
 
 
-def _alter(ctx: RequestContext, request: Any, changes: Any, result_name: str) -> Any:
+async def _alter(ctx: RequestContext, request: Any, changes: Any, result_name: str) -> Any:
     cls = response_class(ctx)
     result_cls = nested(cls, result_name)
     results = []
     for res in request.resources:
         try:
+            _authorize(ctx, AclOperation.ALTER_CONFIGS, res.resource_type, res.resource_name)
             if res.resource_type == BROKER:
                 _check_broker_name(ctx, res.resource_name)
                 raise InvalidConfigError("broker configs are static; restart to change them")
@@ -235,7 +269,13 @@ def _alter(ctx: RequestContext, request: Any, changes: Any, result_name: str) ->
             wanted = changes(res, current)
             # Parse everything first: an invalid value must fail the whole resource.
             LogConfig.from_topic_configs(wanted, base=ctx.broker.config.log_config())
-            if not request.validate_only:
+            if not request.validate_only and ctx.broker.cluster is not None:
+                from broker.cluster.admin import set_topic_config
+
+                # Cluster-wide: every broker applies it from /config/topics/<t>.
+                await ctx.broker.cluster.zk.run(set_topic_config, res.resource_name, wanted)
+                logs.alter_configs(res.resource_name, wanted, replace=True)
+            elif not request.validate_only:
                 logs.alter_configs(res.resource_name, wanted, replace=True)
             code, message = ErrorCode.none, None
         except BrokerError as exc:

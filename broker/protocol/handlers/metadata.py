@@ -15,9 +15,15 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from broker.errors import BrokerError, UnknownTopicOrPartitionError
+from broker.errors import (
+    BrokerError,
+    TopicAuthorizationFailedError,
+    UnknownTopicOrPartitionError,
+)
 from broker.protocol._entities import NO_THROTTLE, build, has_field, nested
 from broker.protocol.registry import RequestContext, handles, response_class
+from broker.security.acl import CLUSTER_NAME, AclOperation, ResourceType
+from broker.security.authorizer import allowed
 
 log = logging.getLogger(__name__)
 
@@ -29,12 +35,25 @@ _NULL_TOPIC_ID = uuid.UUID(int=0)
 async def metadata(ctx: RequestContext, request: Any) -> Any:
     cls = response_class(ctx)
     broker = ctx.broker
-    host, port = broker.config.advertised_address
+    if broker.cluster is not None:
+        from broker.protocol.handlers._cluster_metadata import cluster_metadata
+
+        wanted = request.topics
+        all_topics = wanted is None or (ctx.api_version == 0 and not wanted)
+        allow = broker.config.auto_create_topics and getattr(
+            request, "allow_auto_topic_creation", True
+        )
+        topics = None if all_topics else _requested(ctx, request)
+        return await cluster_metadata(ctx, cls, topics, allow)
+    host, port = broker.advertised(ctx.listener)  # the listener this client connected to
     node = broker.config.node_id
     topics = _requested(ctx, request)
     allow_create = broker.config.auto_create_topics and getattr(
         request, "allow_auto_topic_creation", True
     )
+    if broker.authorizer is not None and (request.topics is None or not request.topics):
+        # Listing every topic lists those the principal may DESCRIBE (Kafka filters silently).
+        topics = [t for t in topics if t[0] is None or _may(ctx, AclOperation.DESCRIBE, t[0])]
     entries = []
     for name, topic_id in topics:
         entries.append(_describe(ctx, cls, name, topic_id, allow_create))
@@ -56,6 +75,10 @@ async def metadata(ctx: RequestContext, request: Any) -> Any:
         cluster_authorized_operations=-2147483648,
         error_code=ErrorCode.none,
     )
+
+
+def _may(ctx: RequestContext, operation: AclOperation, topic: str) -> bool:
+    return allowed(ctx, operation, ResourceType.TOPIC, topic)
 
 
 def _requested(ctx: RequestContext, request: Any) -> list[tuple[str | None, uuid.UUID | None]]:
@@ -84,11 +107,18 @@ def _describe(
             name = ctx.broker.topic_name(topic_id)
         if name is None:
             raise UnknownTopicOrPartitionError(f"unknown topic id {topic_id}")
+        if not _may(ctx, AclOperation.DESCRIBE, name):
+            raise TopicAuthorizationFailedError(name)
         try:
             info = logs.topic(name)
         except UnknownTopicOrPartitionError:
             if not create or topic_id is not None:
                 raise
+            if not (
+                allowed(ctx, AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME)
+                or _may(ctx, AclOperation.CREATE, name)
+            ):
+                raise TopicAuthorizationFailedError(name) from None
             info = logs.create_topic(name, ctx.broker.config.num_partitions)
             log.info(
                 "auto-created topic",

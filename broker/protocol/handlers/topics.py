@@ -24,6 +24,8 @@ from broker.protocol._topics import ZERO_UUID, resolve
 from broker.protocol.handlers.configs import topic_config_entries
 from broker.protocol.handlers.metadata import INTERNAL_TOPICS
 from broker.protocol.registry import RequestContext, handles, response_class
+from broker.security.acl import CLUSTER_NAME, AclOperation, ResourceType
+from broker.security.authorizer import allowed
 
 log = logging.getLogger(__name__)
 
@@ -42,11 +44,12 @@ def _logs(ctx: RequestContext) -> Any:
     return ctx.broker.logs
 
 
-@handles(19, 2, 7)
+@handles(19, 0, 7)
 async def create_topics(ctx: RequestContext, request: Any) -> Any:
     cls = response_class(ctx)
     result_cls = nested(cls, "CreatableTopicResult")
     config_cls = nested(cls, "CreatableTopicConfigs") if ctx.api_version >= 5 else None
+    validate_only = getattr(request, "validate_only", False)  # v1+
     counts = Counter(t.name for t in request.topics)
     results = []
     for topic in request.topics:
@@ -58,15 +61,30 @@ async def create_topics(ctx: RequestContext, request: Any) -> Any:
         try:
             if counts[topic.name] > 1:
                 raise _Refused(ErrorCode.invalid_request, f"topic {topic.name} listed twice")
+            if not (
+                allowed(ctx, AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME)
+                or allowed(ctx, AclOperation.CREATE, ResourceType.TOPIC, topic.name)
+            ):
+                raise _Refused(ErrorCode.topic_authorization_failed, "not authorized to create")
+            if ctx.broker.cluster is not None:
+                from broker.protocol.handlers._cluster_topics import create_in_cluster
+
+                rf, partitions, info = await create_in_cluster(ctx, topic, request)
+                values.update(topic_id=info, num_partitions=partitions, replication_factor=rf)
+                if config_cls is not None:
+                    configs = {c.name: c.value for c in topic.configs}
+                    values["configs"] = _created_configs(ctx, config_cls, topic.name, configs)
+                results.append(build(result_cls, **values))
+                continue
             partitions = _partition_count(ctx, topic)
             configs = {c.name: c.value for c in topic.configs}
             info = _logs(ctx).create_topic(
-                topic.name, partitions, configs, validate_only=request.validate_only
+                topic.name, partitions, configs, validate_only=validate_only
             )
             values.update(topic_id=info.topic_id, num_partitions=partitions, replication_factor=1)
             if config_cls is not None:
                 values["configs"] = _created_configs(ctx, config_cls, topic.name, configs)
-            if not request.validate_only:
+            if not validate_only:
                 log.info("created topic", extra={"topic": topic.name, "partitions": partitions})
         except BrokerError as exc:
             values.update(error_code=exc.error_code, error_message=str(exc))
@@ -129,7 +147,7 @@ def _created_configs(
     )
 
 
-@handles(20, 1, 6)
+@handles(20, 0, 6)
 async def delete_topics(ctx: RequestContext, request: Any) -> Any:
     cls = response_class(ctx)
     result_cls = nested(cls, "DeletableTopicResult")
@@ -142,12 +160,19 @@ async def delete_topics(ctx: RequestContext, request: Any) -> Any:
         try:
             if name is None:
                 raise _Refused(ErrorCode.unknown_topic_id, f"unknown topic id {topic_id}")
+            if not allowed(ctx, AclOperation.DELETE, ResourceType.TOPIC, name):
+                raise _Refused(ErrorCode.topic_authorization_failed, "not authorized to delete")
             if name in INTERNAL_TOPICS:
                 raise _Refused(ErrorCode.invalid_request, f"{name} is an internal topic")
             logs = _logs(ctx)
             if topic_id is None:
                 topic_id = logs.topic(name).topic_id
-            logs.delete_topic(name)
+            if ctx.broker.cluster is not None:
+                from broker.protocol.handlers._cluster_topics import delete_in_cluster
+
+                await delete_in_cluster(ctx, name, request)
+            else:
+                logs.delete_topic(name)
             log.info("deleted topic", extra={"topic": name})
             code, message = ErrorCode.none, None
         except BrokerError as exc:
@@ -166,6 +191,8 @@ async def create_partitions(ctx: RequestContext, request: Any) -> Any:
     results = []
     for topic in request.topics:
         try:
+            if not allowed(ctx, AclOperation.ALTER, ResourceType.TOPIC, topic.name):
+                raise _Refused(ErrorCode.topic_authorization_failed, "not authorized to alter")
             logs = _logs(ctx)
             current = logs.topic(topic.name).partitions
             _check_count(ctx, topic.count)
@@ -173,7 +200,11 @@ async def create_partitions(ctx: RequestContext, request: Any) -> Any:
                 raise InvalidPartitionsError(
                     f"topic {topic.name} has {current} partitions; the new count must be larger"
                 )
-            if not request.validate_only:
+            if not request.validate_only and ctx.broker.cluster is not None:
+                from broker.protocol.handlers._cluster_topics import grow_in_cluster
+
+                await grow_in_cluster(ctx, topic.name, topic.count)
+            elif not request.validate_only:
                 logs.create_partitions(topic.name, topic.count)
                 log.info("added partitions", extra={"topic": topic.name, "total": topic.count})
             code, message = ErrorCode.none, None
@@ -191,8 +222,11 @@ async def delete_records(ctx: RequestContext, request: Any) -> Any:
     topics = []
     for topic in request.topics:
         parts = []
+        permitted = allowed(ctx, AclOperation.DELETE, ResourceType.TOPIC, topic.name)
         for p in topic.partitions:
             try:
+                if not permitted:  # per topic, as Kafka answers
+                    raise _Refused(ErrorCode.topic_authorization_failed, "not authorized")
                 plog = _logs(ctx).log(topic.name, p.partition_index)
                 hw = plog.high_watermark
                 target = hw if p.offset == -1 else p.offset

@@ -46,17 +46,21 @@ _ALIASES = {
     "bytearray": "bytearray",
     "bytearrayformat": "bytearray",
     "bytes": "bytearray",
+    "avro": "avro",
+    "avroformat": "avro",
 }
 
 
 def resolve_format(format_class: str) -> str:
-    """``json`` | ``parquet`` | ``bytearray`` for a Confluent class name or short name."""
+    """``json`` | ``parquet`` | ``bytearray`` | ``avro`` for a Confluent class name (S3's
+    ``io.confluent.connect.s3.format.avro.AvroFormat``, HDFS's ``io.confluent.connect.hdfs3.
+    avro.AvroFormat``, ...) or a short name."""
     short = format_class.rsplit(".", 1)[-1].lower()
     if short not in _ALIASES:
         raise ConfigError(
             "unknown format",
             {"format.class": [f"unknown format {format_class!r}; use JsonFormat, "
-                              "ParquetFormat or ByteArrayFormat"]},
+                              "AvroFormat, ParquetFormat or ByteArrayFormat"]},
         )  # fmt: skip
     return _ALIASES[short]
 
@@ -93,6 +97,10 @@ def build_format(cfg: Any) -> RecordFormat:
             cfg.bytearray_extension, cfg.bytearray_separator, cfg.compression,
             cfg.compression_level,
         )  # fmt: skip
+    if kind == "avro":
+        from connectors._storage.formats.avro import AvroFormat
+
+        return AvroFormat(cfg.avro_codec)
     from connectors._storage.formats.parquet import ParquetFormat
 
     return ParquetFormat(cfg.parquet_codec)

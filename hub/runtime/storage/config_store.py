@@ -6,6 +6,7 @@ Records (JSON values, one partition so all writes are totally ordered)::
     target-state-<name>   {"state": "STARTED" | "PAUSED" | "STOPPED"}
     task-<name>-<i>       {"properties": {...}}
     commit-<name>         {"tasks": n}             task configs 0..n-1 become current
+    restart-connector-<name>  {"include-tasks": b, "only-failed": b}   (distributed mode)
 
 Task configs become visible only with their ``commit`` record, so a worker that crashed
 half-way through writing a new set of task configs keeps using the previous complete set.
@@ -18,10 +19,11 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from hub.runtime.storage.kafka_log import KafkaBasedLog
-from hub.runtime.topic_admin import TopicAdmin
+from kafka_admin import KafkaAdmin
 
 TARGET_STATES = ("STARTED", "PAUSED", "STOPPED")
 
@@ -35,12 +37,24 @@ class ConfigStore:
         self._targets: dict[str, str] = {}
         self._tasks: dict[str, list[dict[str, Any]]] = {}
         self._pending_tasks: dict[str, dict[int, dict[str, Any]]] = {}
+        self.listeners: list[Callable[[str, str, Any], None]] = []
+        """Called as ``(kind, connector, value)`` after each applied record, on the thread that
+        applied it (the reader thread): ``connector``, ``target-state``, ``commit`` or any other
+        record's kind (``restart-connector``...). Distributed workers react to changes here."""
 
     def start(self) -> None:
         pass
 
     def stop(self) -> None:
         pass
+
+    @property
+    def offset(self) -> int:
+        """How far this view has read the config topic (the next offset); 0 in memory."""
+        return 0
+
+    def read_to_end(self) -> None:
+        """Applies every record written so far (by any worker) to this view."""
 
     # -- reads -------------------------------------------------------------------------------
     def connectors(self) -> list[str]:
@@ -83,6 +97,27 @@ class ConfigStore:
 
     # -- applying records --------------------------------------------------------------------
     def _apply(self, key: str, value: Any) -> None:
+        self._apply_record(key, value)
+        for kind in ("connector", "target-state", "task", "commit", "restart-connector"):
+            if key.startswith(kind + "-"):
+                name = key[len(kind) + 1 :]
+                if kind == "task":
+                    name = name.rpartition("-")[0]
+                for listener in self.listeners:
+                    listener(kind, name, value)
+                break
+
+    def put_restart_request(
+        self, name: str, include_tasks: bool, only_failed: bool, task: int | None = None
+    ) -> None:
+        """Kafka Connect's restart request record (KIP-745): every worker restarts what of
+        ``name`` it runs (``task``: only that task, a Sluice addition)."""
+        value: dict[str, Any] = {"include-tasks": include_tasks, "only-failed": only_failed}
+        if task is not None:
+            value["task"] = task
+        self._write([(f"restart-connector-{name}", value)])
+
+    def _apply_record(self, key: str, value: Any) -> None:
         with self._lock:
             if key.startswith("connector-"):
                 name = key[len("connector-") :]
@@ -125,7 +160,7 @@ class KafkaConfigStore(ConfigStore):
         client_config: dict[str, Any],
         *,
         replication_factor: int = 1,
-        admin: TopicAdmin | None = None,
+        admin: KafkaAdmin | None = None,
     ) -> None:
         super().__init__()
         self.log = KafkaBasedLog(
@@ -142,6 +177,13 @@ class KafkaConfigStore(ConfigStore):
 
     def stop(self) -> None:
         self.log.stop()
+
+    @property
+    def offset(self) -> int:
+        return self.log.positions.get(0, 0)
+
+    def read_to_end(self) -> None:
+        self.log.read_to_end()
 
     def _on_record(self, key: bytes | None, value: bytes | None) -> None:
         if key is not None:

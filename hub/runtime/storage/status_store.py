@@ -9,10 +9,12 @@ Records (JSON)::
 
 Status writes are fire-and-forget (a state change must never block a task thread on the
 broker) but are applied to the local view at once, so ``GET .../status`` reflects them
-immediately. Because the reader thread sees this process's own writes later, possibly
-interleaved with older ones, every value carries this process's ``session`` id and the reader
-ignores its own session's records (and any record of a key this session wrote); records of
-earlier sessions (a previous run of the worker) are what the reader is for. Statuses are
+immediately. The reader thread sees this process's own writes later, possibly interleaved
+with other workers' (distributed mode) or older ones, so every value carries this process's
+``session`` id and each key counts this session's writes not yet read back: while any are in
+flight, records read for that key are older than the local view and are skipped; once the last
+one is read back, the view follows the topic again (another worker's later write wins, as the
+topic orders them). Statuses are
 informational: losing the last write in a crash only shows a stale state until the restarted
 worker rewrites it.
 """
@@ -20,6 +22,7 @@ worker rewrites it.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 import uuid
@@ -27,8 +30,11 @@ from typing import Any
 
 from confluent_kafka import Producer
 
+from hub.runtime.background import LoopHealth
 from hub.runtime.storage.kafka_log import KafkaBasedLog
-from hub.runtime.topic_admin import TopicAdmin
+from kafka_admin import KafkaAdmin
+
+log = logging.getLogger(__name__)
 
 STATES = ("UNASSIGNED", "RUNNING", "PAUSED", "STOPPED", "FAILED", "RESTARTING")
 
@@ -40,7 +46,7 @@ class StatusStore:
         self.session = uuid.uuid4().hex
         self._lock = threading.Lock()
         self._data: dict[str, dict[str, Any]] = {}
-        self._owned: set[str] = set()  # keys this session wrote: their topic records are stale
+        self._in_flight: dict[str, int] = {}  # key -> own writes not yet read back
 
     def start(self) -> None:
         pass
@@ -120,7 +126,7 @@ class StatusStore:
 
     def _put(self, key: str, value: dict[str, Any] | None) -> None:
         with self._lock:
-            self._owned.add(key)
+            self._in_flight[key] = self._in_flight.get(key, 0) + 1
             if value is None:
                 self._data.pop(key, None)
             else:
@@ -132,8 +138,19 @@ class StatusStore:
 
     def _apply_remote(self, key: str, value: dict[str, Any] | None) -> None:
         with self._lock:
-            if key in self._owned or (value is not None and value.get("session") == self.session):
-                return
+            pending = self._in_flight.get(key, 0)
+            session = value.get("session") if value is not None else None
+            if session == self.session or (session is None and pending):
+                # our own write read back (tombstones and topic records carry no session:
+                # while one of ours is in flight, they are taken as ours)
+                pending = max(pending - 1, 0)
+                if pending:
+                    self._in_flight[key] = pending
+                else:
+                    self._in_flight.pop(key, None)
+                return  # the local view already holds it, or a newer own write
+            if pending:
+                return  # older than the own write still to come back
             if value is None:
                 self._data.pop(key, None)
             else:
@@ -166,7 +183,7 @@ class KafkaStatusStore(StatusStore):
         *,
         partitions: int = 1,
         replication_factor: int = 1,
-        admin: TopicAdmin | None = None,
+        admin: KafkaAdmin | None = None,
     ) -> None:
         super().__init__()
         self.topic = topic
@@ -181,22 +198,52 @@ class KafkaStatusStore(StatusStore):
         self._producer = Producer(
             {**client_config, "enable.idempotence": True, "acks": "all", "linger.ms": 5}
         )
+        self.health = LoopHealth(f"status writes to {topic}", log, {"topic": topic})
+        self._unsent: dict[str, dict[str, Any] | None] = {}
+        self._unsent_lock = threading.Lock()
+        self._retry_at = 0.0
 
     def start(self) -> None:
         self.log.start()
 
     def stop(self) -> None:
+        with self._unsent_lock:
+            self._retry_at = 0.0
+        if self._unsent:
+            self._send(*next(iter(self._unsent.items())))  # one last try for what is unsent
         self._producer.flush(10)
         self.log.stop()
-        self._producer = None  # type: ignore[assignment]
+        with self._unsent_lock:
+            self._producer = None  # type: ignore[assignment]
 
     def _on_record(self, key: bytes | None, value: bytes | None) -> None:
         if key is not None:
             self._apply_remote(key.decode(), json.loads(value) if value is not None else None)
 
     def _send(self, key: str, value: dict[str, Any] | None) -> None:
-        if self._producer is None:
-            return  # stopped: late status changes of stopping tasks are not persisted
-        data = json.dumps(value).encode() if value is not None else None
-        self._producer.produce(self.topic, key=key.encode(), value=data)
-        self._producer.poll(0)
+        """Writes one status; never raises into the task or REST thread that changed it.
+
+        A write the producer refuses (its queue full while the broker is away, ...) is kept,
+        latest value per key, and written again before the next status change once the
+        backoff (``LoopHealth``) has passed; the in-memory view is already up to date."""
+        with self._unsent_lock:
+            if self._producer is None:
+                return  # stopped: late status changes of stopping tasks are not persisted
+            self._unsent[key] = value
+            if time.monotonic() < self._retry_at:
+                return
+            try:
+                while self._unsent:
+                    pending_key, pending = next(iter(self._unsent.items()))
+                    data = json.dumps(pending).encode() if pending is not None else None
+                    try:
+                        self._producer.produce(self.topic, key=pending_key.encode(), value=data)
+                    except BufferError:  # the queue is full: give deliveries a moment, once
+                        self._producer.poll(0.1)
+                        self._producer.produce(self.topic, key=pending_key.encode(), value=data)
+                    del self._unsent[pending_key]
+                self._producer.poll(0)
+            except Exception as exc:  # BufferError, KafkaException: statuses are best effort
+                self._retry_at = time.monotonic() + self.health.failed(exc)
+            else:
+                self.health.succeeded()

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.fixtures.broker import BrokerProcess
+from tests.fixtures.broker import BrokerProcess, wait_until
 
 
 def sluice(*args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
@@ -99,6 +99,66 @@ def test_group_consume_lag_and_reset(broker: BrokerProcess, topic_name: str) -> 
 
     again = sluice("consume", topic_name, "--group", group, "-n", "20", *b).stdout.splitlines()
     assert len(again) == 20
+
+    deleted = sluice("groups", "delete", group, "--yes", *b)
+    assert f"deleted group {group}" in deleted.stdout
+    assert group not in sluice("groups", "list", *b).stdout
+    missing = sluice("groups", "delete", group, "--yes", *b, check=False)
+    assert missing.returncode == 1 and f"error: group {group} not found" in missing.stderr
+
+
+def test_groups_delete_refuses_a_group_with_members(broker: BrokerProcess, topic_name: str) -> None:
+    from confluent_kafka import Consumer
+
+    b = ("--bootstrap", broker.bootstrap)
+    group = f"{topic_name}-live"
+    sluice("produce", topic_name, *b, stdin="x")
+    member = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group})
+    member.subscribe([topic_name])
+    try:
+        wait_until(lambda: member.poll(0.2) is not None or member.assignment(), 30, "a member")
+        busy = sluice("groups", "delete", group, "--yes", *b, check=False)
+        assert busy.returncode == 1
+        assert f"error: group {group} has active members" in busy.stderr
+        assert "hint: stop its consumers first" in busy.stderr
+    finally:
+        member.close()
+
+
+def test_describe_names_config_sources_as_kafka_does(
+    broker: BrokerProcess, topic_name: str
+) -> None:
+    b = ("--bootstrap", broker.bootstrap)
+    sluice("topics", "create", topic_name, "-c", "retention.ms=60000", *b)
+    overrides = _config_rows(sluice("topics", "describe", topic_name, *b).stdout)
+    assert overrides == {"retention.ms": ["60000", "DYNAMIC_TOPIC_CONFIG"]}
+    every = _config_rows(sluice("topics", "describe", topic_name, "--all", *b).stdout)
+    assert every["retention.ms"] == ["60000", "DYNAMIC_TOPIC_CONFIG"]
+    assert every["cleanup.policy"] == ["delete", "DEFAULT_CONFIG"]
+    assert len(every) > 10
+
+
+def _config_rows(described: str) -> dict[str, list[str]]:
+    """The config table's rows (after its CONFIG header) as key -> [value, source]."""
+    lines = described.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.split()[:1] == ["CONFIG"])
+    return {row[0]: row[1:] for row in (line.split() for line in lines[start + 1 :]) if row}
+
+
+def test_produce_file_and_consume_to_a_pipe_keep_stdout_for_data(
+    broker: BrokerProcess, topic_name: str, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    b = ("--bootstrap", broker.bootstrap)
+    lines = [f"line {i}" for i in range(2000)]
+    source = tmp_path / "big.txt"
+    source.write_text("".join(f"{line}\n" for line in lines))
+    produced = sluice("produce", topic_name, "--file", str(source), "--progress", *b)
+    assert produced.stdout == "" and "produced 2000 message(s)" in produced.stderr
+    consumed = sluice("consume", topic_name, "-n", "2000", "--progress", *b)
+    assert consumed.stdout.splitlines() == lines  # nothing but the data on stdout
+    assert "consumed 2000 message(s)" in consumed.stderr
+    unreadable = sluice("produce", topic_name, "--file", str(tmp_path / "nope"), *b, check=False)
+    assert unreadable.returncode == 1 and "error: cannot read" in unreadable.stderr
 
 
 def test_follow_commits_nothing(broker: BrokerProcess, topic_name: str) -> None:

@@ -39,6 +39,12 @@ class FakeBroker:
         self.address = ("broker.test", 9999)
         self.logs = logs
         self.coordinator = coordinator
+        self.cluster = None  # single node
+        self.authorizer = None  # every request allowed (no authorizer.class.name)
+        self.quotas = None
+
+    def advertised(self, listener: str) -> tuple[str, int]:
+        return self.address
 
     def topic_name(self, topic_id: uuid.UUID) -> str | None:
         return "t" if topic_id == TOPIC_ID else None

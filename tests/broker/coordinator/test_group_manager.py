@@ -372,3 +372,31 @@ def test_leader_that_never_syncs_is_dropped_at_the_rebalance_timeout(
         assert group.state is GroupState.PREPARING_REBALANCE
 
     run(scenario)
+
+
+def test_a_group_whose_tick_fails_does_not_stop_the_others(
+    manager: GroupManager, clock: FakeClock, monkeypatch: Any
+) -> None:
+    async def scenario() -> None:
+        bad_ghost = await new_member_id(manager, group="bad", client_id="ghost")
+        ghost = await new_member_id(manager, client_id="ghost")
+        assert "bad" in manager.groups and ghost in manager.groups["g"].pending_members
+
+        def broken(now: int) -> list[str]:
+            raise RuntimeError("corrupt group state")
+
+        monkeypatch.setattr(manager.groups["bad"], "expired_pending", broken)  # "bad" first
+        clock.advance(1_001)
+        manager.tick()
+        assert not manager.groups["g"].pending_members  # expired despite "bad" failing
+        [failure] = manager.tick_failures.failures()
+        assert failure.key == "bad" and "corrupt group state" in failure.error
+        manager.tick()  # not retried before its backoff
+        assert manager.tick_failures.failures()[0].failures == 1
+        monkeypatch.undo()
+        clock.advance(1_000)
+        manager.tick()  # retried, succeeds: no longer reported
+        assert manager.tick_failures.failures() == []
+        assert bad_ghost not in manager.groups["bad"].pending_members
+
+    run(scenario)

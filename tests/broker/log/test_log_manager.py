@@ -144,3 +144,38 @@ def test_load_finishes_interrupted_deletes_and_ignores_orphans(tmp_path: Path) -
     with pytest.raises(InvalidConfigError, match="nope"):
         m.alter_configs("kept", {}, ["nope"])
     m.close()
+
+
+def test_a_topic_that_cannot_be_fully_created_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Out of descriptors at the third partition (a stand-in: the real limit is exercised by
+    tests/broker/test_open_files_limit.py): no half-created topic, and the broker goes on."""
+    import errno
+
+    from broker.errors import StorageError
+    from broker.log.partition_log import PartitionLog
+
+    m = manager(tmp_path)
+    real_open = PartitionLog.open
+
+    def flaky_open(directory: Path, topic: str, partition: int, *args, **kwargs):
+        if partition == 2:
+            directory.mkdir(parents=True)  # failed after creating something, like a real one
+            raise OSError(errno.EMFILE, "Too many open files")
+        return real_open(directory, topic, partition, *args, **kwargs)
+
+    monkeypatch.setattr(PartitionLog, "open", flaky_open)
+    with pytest.raises(StorageError, match="nothing was created"):
+        m.create_topic("half", 4)
+    assert m.topics() == {}
+    assert not any(p.name.startswith("half-") for p in tmp_path.iterdir())
+    m.create_topic("other", 1)
+    with pytest.raises(StorageError, match="nothing was created"):
+        m.create_partitions("other", 4)
+    assert m.topic("other").partitions == 1
+    assert not (tmp_path / "other-1").exists()
+    monkeypatch.undo()
+    assert m.create_topic("half", 4).partitions == 4  # the same name works once it can
+    m.close()
+    assert set(manager(tmp_path).topics()) == {"half", "other"}

@@ -98,16 +98,22 @@ def test_broker_configs_describe_but_do_not_alter(broker):
         assert client.call(request).responses[0].error_code == ErrorCode.invalid_config
 
 
-def test_transactional_init_producer_id_is_refused(broker):
-    with WireClient(broker.host, broker.port) as client:
+def test_transactional_init_producer_id_bumps_the_epoch(broker, topic_name):
+    def init(timeout_s: float) -> object:
         request = InitProducerIdRequest(
-            transactional_id="txn",
-            transaction_timeout=timedelta(seconds=60),
+            transactional_id=topic_name,
+            transaction_timeout=timedelta(seconds=timeout_s),
             producer_id=-1,
             producer_epoch=-1,
         )
-        response = client.call(request)
-    assert response.error_code == ErrorCode.transactional_id_authorization_failed
+        with WireClient(broker.host, broker.port) as client:
+            return client.call(request)
+
+    first, second = init(60), init(60)
+    assert first.error_code == second.error_code == ErrorCode.none
+    assert second.producer_id == first.producer_id
+    assert second.producer_epoch == first.producer_epoch + 1  # the first instance is fenced
+    assert init(3600).error_code == ErrorCode.invalid_transaction_timeout  # > 15 min
 
 
 def _list_offset(client: WireClient, topic: str, timestamp: int) -> tuple[int, int]:

@@ -94,9 +94,9 @@ def test_unknown_api_key_closes_the_connection(broker):
     assert api_versions_ok(broker.host, broker.port)
 
 
-def test_unsupported_version_closes_the_connection(broker):
+def test_a_version_no_schema_describes_closes_the_connection(broker):
+    # Versions with a schema get UNSUPPORTED_VERSION instead (test_unsupported.py).
     assert _closed_after(broker, _frame(struct.pack(">hhih", 3, 99, 1, -1)))
-    assert _closed_after(broker, _frame(struct.pack(">hhih", 0, 0, 1, -1)))  # Produce v0 < min
     assert api_versions_ok(broker.host, broker.port)
 
 

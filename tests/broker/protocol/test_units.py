@@ -54,7 +54,33 @@ def test_notifier_wakes_waiters_and_cleans_up():
         notifier.notify("t", 1)
         assert await asyncio.wait_for(waiting, 1) is True
         assert await notifier.wait([("t", 0)], timeout=0.01) is False
-        assert notifier._waiters == {}
+        assert notifier._consumers == {} and notifier._replicas == {}
+
+    asyncio.run(scenario())
+
+
+def test_notifier_wakes_followers_on_log_end_and_consumers_on_high_watermark():
+    """A leader append that leaves the HW alone must not wake consumers (nothing new for
+    them), and the HW moving must not wake followers (they already read to the log end)."""
+
+    async def scenario() -> None:
+        notifier = AppendNotifier()
+        consumer = asyncio.ensure_future(notifier.wait([("t", 0)], timeout=5))
+        follower = asyncio.ensure_future(notifier.wait([("t", 0)], timeout=5, replica=True))
+        await asyncio.sleep(0)
+        notifier.notify_log_end("t", 0)
+        assert await asyncio.wait_for(follower, 1) is True
+        assert not consumer.done()
+        follower = asyncio.ensure_future(notifier.wait([("t", 0)], timeout=5, replica=True))
+        await asyncio.sleep(0)
+        notifier.notify_high_watermark("t", 0)
+        assert await asyncio.wait_for(consumer, 1) is True
+        assert not follower.done()
+        consumer = asyncio.ensure_future(notifier.wait([("t", 0)], timeout=5))
+        await asyncio.sleep(0)
+        notifier.notify("t", 0)  # leadership changes and single-node appends wake both
+        assert await asyncio.wait_for(asyncio.gather(consumer, follower), 1) == [True, True]
+        assert notifier._consumers == {} and notifier._replicas == {}
 
     asyncio.run(scenario())
 

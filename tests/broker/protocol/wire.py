@@ -11,9 +11,9 @@ import socket
 import struct
 from typing import Any
 
-from kio.index import load_response_schema
 from kio.serial import entity_reader, entity_writer
 
+from broker.protocol._legacy_schemas import load_response
 from tests.fixtures.broker import _recv_exact
 
 
@@ -63,7 +63,7 @@ class WireClient:
         _, api_key, version = self._pending.pop(0)
         (size,) = struct.unpack(">i", _recv_exact(self.sock, 4))
         body = _recv_exact(self.sock, size)
-        cls = load_response_schema(api_key, version)
+        cls = load_response(api_key, version)
         header, offset = entity_reader(cls.__header_schema__)(body, 0)
         response, _ = entity_reader(cls)(body, offset)
         return header.correlation_id, response

@@ -22,8 +22,10 @@ def test_confluent_class_names_resolve() -> None:
     assert resolve_format("io.confluent.connect.s3.format.json.JsonFormat") == "json"
     assert resolve_format("io.confluent.connect.hdfs3.parquet.ParquetFormat") == "parquet"
     assert resolve_format("io.confluent.connect.s3.format.bytearray.ByteArrayFormat") == "bytearray"
+    assert resolve_format("io.confluent.connect.s3.format.avro.AvroFormat") == "avro"
+    assert resolve_format("io.confluent.connect.hdfs3.avro.AvroFormat") == "avro"
     with pytest.raises(ConfigError):
-        resolve_format("io.confluent.connect.s3.format.avro.AvroFormat")
+        resolve_format("io.confluent.connect.s3.format.orc.OrcFormat")
 
 
 def test_json_lines_with_bytes_and_gzip() -> None:

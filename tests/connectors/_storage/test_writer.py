@@ -191,7 +191,7 @@ def test_close_drops_the_open_batch() -> None:
 
 def test_config_requires_confluent_keys() -> None:
     with pytest.raises(ConfigError) as err:
-        StorageSinkConfig.parse({"format.class": "AvroFormat"})
+        StorageSinkConfig.parse({"format.class": "OrcFormat"})
     assert {"flush.size", "topics", "format.class"} <= set(err.value.errors)
 
 

@@ -18,10 +18,8 @@ from pathlib import Path
 
 import pytest
 
+import hub.rest.app
 from tests.fixtures.broker import wait_until
-
-hub_fixtures = pytest.importorskip("tests.fixtures.hub")
-pytest.importorskip("hub.rest.app")
 
 N = 100_000
 

@@ -17,17 +17,17 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from hub import rest
+from hub.runtime import config as config_module
+from hub.runtime import herder as herder_module
 from tests.fixtures.broker import BrokerProcess, wait_until
-
-herder_module = pytest.importorskip("hub.runtime.herder")
-config_module = pytest.importorskip("hub.runtime.config")
-rest = pytest.importorskip("hub.rest")
+from tests.fixtures.rest_auth import TOKEN, authed
 
 
 class Hub:
     """A Herder + REST app over fixed internal topics, restartable."""
 
-    def __init__(self, bootstrap: str) -> None:
+    def __init__(self, bootstrap: str, files_root: Path) -> None:
         unique = uuid.uuid4().hex[:8]
         self.config = config_module.WorkerConfig.from_mapping(
             {
@@ -37,6 +37,8 @@ class Hub:
                 "offset.storage.topic": f"file-it-offsets-{unique}",
                 "status.storage.topic": f"file-it-status-{unique}",
                 "offset.flush.interval.ms": 200,
+                "rest.auth.token": TOKEN,
+                "file.allowed.paths": str(files_root),
             }
         )
         self.herder: Any = None
@@ -45,7 +47,7 @@ class Hub:
     def start(self) -> TestClient:
         self.herder = herder_module.Herder(self.config)
         self.herder.start()
-        self.client = TestClient(rest.create_app(self.herder, self.config))
+        self.client = authed(rest.create_app(self.herder, self.config))
         return self.client
 
     def stop(self) -> None:
@@ -55,11 +57,11 @@ class Hub:
 
 
 @pytest.fixture
-def inproc_hub(broker: BrokerProcess) -> Iterator[Callable[[], Hub]]:
+def inproc_hub(broker: BrokerProcess, tmp_path: Path) -> Iterator[Callable[[], Hub]]:
     hubs: list[Hub] = []
 
     def make() -> Hub:
-        h = Hub(broker.bootstrap)
+        h = Hub(broker.bootstrap, tmp_path)
         hubs.append(h)
         return h
 

@@ -174,3 +174,11 @@ def test_dedupe_can_be_disabled_and_string_header_values_work(tmp_path):
     task.pre_commit({TP: 2})
     assert out2.read_text() == "a\n"
     task.stop()
+
+
+def test_file_sink_declares_exactly_once_delivery():
+    """``test_crash_before_flush_is_neither_lost_nor_repeated`` shows it; the API says it."""
+    from connectors.file.connector import FileSinkConnector
+    from hub.api import ExactlyOnceSupport
+
+    assert FileSinkConnector.exactly_once_delivery({}) is ExactlyOnceSupport.SUPPORTED

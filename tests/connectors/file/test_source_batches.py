@@ -25,7 +25,7 @@ from hub.converters.bytes import ByteArrayConverter
 from hub.converters.string import StringConverter
 from hub.runtime.config import WorkerConfig
 from hub.runtime.herder import Herder
-from hub.runtime.worker_source_task import WorkerSourceTask
+from hub.runtime.source_columns import column_values
 from tests.fixtures.broker import BrokerProcess, wait_until
 from tests.hub.runtime.conftest import read_topic
 
@@ -113,7 +113,7 @@ def test_a_poll_across_read_chunks_returns_one_batch(tmp_path: Path, source: Any
 
 
 def _values(batch: SourceRecordBatch, converter: Any) -> Any:
-    return WorkerSourceTask._column_values(batch, converter)
+    return column_values(batch, converter.raw_form())
 
 
 def test_worker_sends_bytes_as_they_are_only_when_conversion_would_give_them() -> None:
@@ -139,13 +139,14 @@ def test_worker_sends_bytes_as_they_are_only_when_conversion_would_give_them() -
 
 
 @pytest.fixture
-def herder(broker: BrokerProcess) -> Iterator[Herder]:
+def herder(broker: BrokerProcess, tmp_path: Path) -> Iterator[Herder]:
     unique = uuid.uuid4().hex[:8]
     config = WorkerConfig.from_mapping(
         {"bootstrap.servers": broker.bootstrap, "group.id": f"batches-{unique}",
          "config.storage.topic": f"batches-configs-{unique}",
          "offset.storage.topic": f"batches-offsets-{unique}",
-         "status.storage.topic": f"batches-status-{unique}", "offset.flush.interval.ms": 100}
+         "status.storage.topic": f"batches-status-{unique}", "offset.flush.interval.ms": 100,
+         "file.allowed.paths": str(tmp_path)}
     )  # fmt: skip
     h = Herder(config)
     h.start()

@@ -7,8 +7,6 @@ import json
 import uuid
 from typing import Any
 
-import pytest
-
 from tests.fixtures.broker import wait_until
 from tests.fixtures.webhdfs import WebHdfsServer
 
@@ -18,8 +16,8 @@ def test_hdfs_sink_through_sluice_up(hub_factory: Any, webhdfs: WebHdfsServer) -
 
     hub = hub_factory(**{"offset.flush.interval.ms": 200})
     status, plugins = hub.request("GET", "/connector-plugins")
-    if status != 200 or "hdfs-sink" not in {p["class"] for p in plugins}:
-        pytest.skip("hdfs sink plugin not registered")
+    assert status == 200, plugins
+    assert "io.confluent.connect.hdfs3.Hdfs3SinkConnector" in {p["class"] for p in plugins}
     producer = Producer({"bootstrap.servers": hub.bootstrap, "linger.ms": 5})
     for i in range(6):
         producer.produce("metrics", json.dumps({"id": i, "cpu": i / 10}).encode())

@@ -8,12 +8,12 @@ import threading
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 
 from connectors.http.webhook import WebhookSourceTask
 from hub.rest.app import create_app
 from hub.runtime.config import WorkerConfig
 from tests.connectors.http.support import Context
+from tests.fixtures.rest_auth import OPEN, anonymous
 
 
 class Slot:
@@ -55,7 +55,8 @@ def acking(task: WebhookSourceTask, stop: threading.Event) -> None:
 
 @pytest.fixture
 def setup(request: pytest.FixtureRequest) -> Any:
-    settings = {"bootstrap.servers": "127.0.0.1:9", **getattr(request, "param", {})}
+    # the loopback opt-out unless a test asks for REST credentials
+    settings = {"bootstrap.servers": "127.0.0.1:9", **getattr(request, "param", OPEN)}
     herder = Herder(WorkerConfig.from_mapping(settings))
     stop = threading.Event()
     threads = []
@@ -72,7 +73,7 @@ def setup(request: pytest.FixtureRequest) -> Any:
         slot = herder.worker.slots[name] = Slot(task)
         return slot
 
-    client = TestClient(create_app(herder, herder.config))
+    client = anonymous(create_app(herder, herder.config))
     yield client, add
     stop.set()
     for task in tasks:
@@ -127,3 +128,15 @@ def test_rest_credentials_guard_a_webhook_without_its_own_auth(setup: Any) -> No
     own = {"Authorization": "Bearer hook"}
     assert client.post("/ingest/own", content=b"{}", headers=own).status_code == 200
     assert client.post("/ingest/own", content=b"{}", headers=admin).status_code == 401
+    # the console's session cookie is no credential for webhooks
+    assert client.post("/console/login", json={"token": "admin"}).status_code == 204
+    assert client.post("/ingest/open", content=b"{}").status_code == 401
+    # webhook senders are servers: no Origin rules, but the Host allow-list applies
+    assert (
+        client.post(
+            "/ingest/own", content=b"{}", headers={**own, "Origin": "https://x.example"}
+        ).status_code
+        == 200
+    )
+    spoofed = {**own, "Host": "attacker.example"}
+    assert client.post("/ingest/own", content=b"{}", headers=spoofed).status_code == 421

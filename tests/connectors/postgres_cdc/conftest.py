@@ -132,8 +132,11 @@ def cdc_config(postgres: PostgresServer, pg_database: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def harness(cdc_config: dict[str, Any]) -> Iterator[Callable[..., TaskHarness]]:
-    """Builds started harnesses; stops them all (and drops nothing: each test has its own db)."""
+def harness(
+    cdc_config: dict[str, Any], postgres: PostgresServer, pg_database: str
+) -> Iterator[Callable[..., TaskHarness]]:
+    """Builds started harnesses; stops them all, then drops the test database's replication
+    slots (slots are cluster-wide and the server has only ``max_replication_slots``)."""
     made: list[TaskHarness] = []
 
     def make(store: OffsetStore | None = None, start: bool = True, **overrides: str) -> TaskHarness:
@@ -144,6 +147,27 @@ def harness(cdc_config: dict[str, Any]) -> Iterator[Callable[..., TaskHarness]]:
     yield make
     for h in made:
         h.stop()
+    drop_slots(postgres, pg_database)
+
+
+def drop_slots(postgres: PostgresServer, dbname: str, timeout: float = 15) -> None:
+    """Drops every slot of ``dbname``, waiting (with a deadline) for walsenders of stopped
+    tasks to release theirs."""
+    import psycopg
+
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(postgres.dsn(dbname), autocommit=True) as conn:
+        while True:
+            rows = conn.execute(
+                "SELECT slot_name, active FROM pg_replication_slots "
+                "WHERE database = current_database()"
+            ).fetchall()
+            for name, active in rows:
+                if not active:
+                    conn.execute("SELECT pg_drop_replication_slot(%s)", (name,))
+            if not any(active for _, active in rows) or time.monotonic() > deadline:
+                return
+            time.sleep(0.1)  # polling the server's view of its walsenders; nothing to wait on
 
 
 @pytest.fixture

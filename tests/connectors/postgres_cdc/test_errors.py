@@ -45,6 +45,7 @@ def test_wal_level_not_logical(harness, postgres_without_logical) -> None:
     assert "wal_level" in message and "logical" in message
 
 
+@pytest.mark.slow  # waits out a slot (~15 s)
 def test_slot_in_use_by_another_client(harness, sql) -> None:
     sql("CREATE TABLE t (id int PRIMARY KEY)")
     first = harness()

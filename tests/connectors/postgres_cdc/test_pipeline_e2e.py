@@ -11,14 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import confluent_kafka
 import psycopg
 import pytest
 
+import hub.rest.app
+from tests.fixtures import hub as hub_fixtures
 from tests.fixtures.broker import wait_until
-
-hub_fixtures = pytest.importorskip("tests.fixtures.hub")
-pytest.importorskip("hub.rest.app")
-confluent_kafka = pytest.importorskip("confluent_kafka")
 
 
 @pytest.fixture
@@ -197,10 +196,76 @@ def test_bad_credentials_are_a_failed_status_with_the_reason(hub, postgres, pg_d
     assert "database.dbname" in task["trace"]
     # the plugin is listed, and validation names the key a Debezium user must change
     _, plugins = hub.request("GET", "/connector-plugins")
-    assert "postgres-cdc" in {p["class"] for p in plugins}
+    assert "io.debezium.connector.postgresql.PostgresConnector" in {p["class"] for p in plugins}
     plugin = "io.debezium.connector.postgresql.PostgresConnector"
     status, result = hub.request("PUT", f"/connector-plugins/{plugin}/config/validate",
                                  {**config, "tasks.max": "2"})  # fmt: skip
     assert status == 200 and result["error_count"] >= 1, result
     errors = {c["value"]["name"]: c["value"]["errors"] for c in result["configs"]}
     assert any("must be 1" in e for e in errors["tasks.max"])
+
+
+def test_cdc_through_extract_new_record_state_to_the_topic(hub, postgres, pg_database) -> None:
+    """A Debezium config with column options, transaction metadata and Debezium's unwrap SMT
+    (by its Java class name), POSTed to a real hub: the topic holds flat rows."""
+    tag = uuid.uuid4().hex[:6]
+    with psycopg.connect(postgres.dsn(pg_database), autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA inventory")
+        conn.execute("CREATE TABLE inventory.customers (id int PRIMARY KEY, name text, "
+                     "email text, card text)")  # fmt: skip
+        conn.execute("INSERT INTO inventory.customers VALUES (1, 'ann', 'a@x', '4111')")
+    config = {
+        **debezium_config(postgres, pg_database, tag),
+        "heartbeat.interval.ms": "0",
+        "column.exclude.list": r"inventory\.customers\.email",
+        "column.mask.with.3.chars": r"inventory\.customers\.card",
+        "provide.transaction.metadata": "true",
+        "transforms": "unwrap",
+        "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
+        "transforms.unwrap.delete.tombstone.handling.mode": "rewrite",
+        "transforms.unwrap.add.fields": "op,table,source.ts_ms",
+        "transforms.unwrap.add.headers": "op",
+    }
+    status, body = hub.request("POST", "/connectors", {"name": "unwrapped", "config": config})
+    assert status == 201, body
+    reader = TopicReader(hub.bootstrap, f"dbserver{tag}.inventory.customers")
+    tx_reader = TopicReader(hub.bootstrap, f"dbserver{tag}.transaction")
+    try:
+        wait_until(lambda: len(reader.messages) >= 1, 60, "the snapshot row")
+        with psycopg.connect(postgres.dsn(pg_database), autocommit=True) as conn:
+            conn.execute("INSERT INTO inventory.customers VALUES (2, 'bob', 'b@x', '5500')")
+            conn.execute("UPDATE inventory.customers SET name = 'ann2' WHERE id = 1")
+            conn.execute("DELETE FROM inventory.customers WHERE id = 2")
+        wait_until(lambda: len(reader.messages) >= 4, 60, "insert, update and delete")
+        rows = [value["payload"] for _, value in reader.messages]
+        assert [{k: v for k, v in r.items() if k != "__source_ts_ms"} for r in rows] == [
+            {"id": 1, "name": "ann", "card": "***", "__deleted": "false", "__op": "r",
+             "__table": "customers"},
+            {"id": 2, "name": "bob", "card": "***", "__deleted": "false", "__op": "c",
+             "__table": "customers"},
+            {"id": 1, "name": "ann2", "card": "***", "__deleted": "false", "__op": "u",
+             "__table": "customers"},
+            {"id": 2, "name": None, "card": "***", "__deleted": "true", "__op": "d",
+             "__table": "customers"},
+        ]  # fmt: skip
+        assert all(isinstance(r["__source_ts_ms"], int) for r in rows)
+        schema = reader.messages[0][1]["schema"]
+        assert schema["name"] == f"dbserver{tag}.inventory.customers.Value"
+        assert [f["field"] for f in schema["fields"]] == [
+            "id",
+            "name",
+            "card",
+            "__deleted",
+            "__op",
+            "__table",
+            "__source_ts_ms",
+        ]
+        assert len(reader.messages) == 4  # rewrite drops the delete's tombstone
+        # the transaction topic is no change event: it passes the SMT unchanged
+        wait_until(lambda: len(tx_reader.messages) >= 6, 60, "three BEGIN/END pairs")
+        statuses = [value["payload"]["status"] for _, value in tx_reader.messages]
+        assert statuses == ["BEGIN", "END"] * 3
+        assert tx_reader.messages[1][1]["payload"]["event_count"] == 1
+    finally:
+        reader.close()
+        tx_reader.close()

@@ -164,3 +164,20 @@ def test_slot_drop_on_stop(harness, sql, postgres, pg_database) -> None:
     with psycopg.connect(postgres.dsn(pg_database)) as conn:
         slots = conn.execute("SELECT slot_name FROM pg_replication_slots").fetchall()
     assert (h.config["slot.name"],) not in slots
+
+
+def test_replication_lag_metrics(harness, sql) -> None:
+    sql("CREATE TABLE lagged (id int PRIMARY KEY)")
+    h = harness()
+    streaming(h)
+    idle = h.task.metrics()
+    assert idle["snapshot_running"] == 0 and idle["replication_lag_ms"] == 0
+    sql("INSERT INTO lagged SELECT generate_series(1, 500)")
+    h.wait_changes(500)
+    read = h.task.metrics()
+    assert read["replication_lag_bytes"] > 0  # read, not yet confirmed to the server
+    assert 0 <= read["replication_lag_ms"] < 30_000  # commit -> read, on one machine
+    h.ack()
+    h.ack()  # the second commit confirms what the first one stored (see commit())
+    confirmed = h.task.metrics()
+    assert confirmed["replication_lag_bytes"] < read["replication_lag_bytes"]

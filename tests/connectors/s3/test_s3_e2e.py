@@ -12,7 +12,6 @@ from collections import Counter
 from typing import Any
 
 import pyarrow.parquet as pq
-import pytest
 
 from tests.fixtures.broker import wait_until
 from tests.fixtures.hub import HubProcess
@@ -34,8 +33,8 @@ def produce(hub: HubProcess, topic: str, values: list[Any]) -> None:
 
 def create(hub: HubProcess, name: str, config: dict[str, Any]) -> None:
     status, plugins = hub.request("GET", "/connector-plugins")
-    if status != 200 or "s3-sink" not in {p["class"] for p in plugins}:
-        pytest.skip("s3 sink plugin not registered")
+    assert status == 200, plugins
+    assert "io.confluent.connect.s3.S3SinkConnector" in {p["class"] for p in plugins}
     status, body = hub.request("POST", "/connectors", {"name": name, "config": config})
     assert status == 201, body
 

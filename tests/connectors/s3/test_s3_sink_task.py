@@ -175,3 +175,13 @@ def test_wrong_credentials_fail_with_what_to_do(s3_auth_server: S3Server) -> Non
 def test_connector_config_validation_names_keys() -> None:
     problems = validate_config(S3SinkConnector.config_model, {"topics": "t"})
     assert {"s3.bucket.name", "flush.size", "format.class"} <= set(problems)
+
+
+def test_storage_sinks_declare_exactly_once_delivery() -> None:
+    """What the crash tests above show, declared (hub.api ``exactly_once_delivery``)."""
+    from connectors.hdfs.connector import HdfsSinkConnector
+    from connectors.s3.connector import S3SinkConnector
+    from hub.api import ExactlyOnceSupport
+
+    for cls in (S3SinkConnector, HdfsSinkConnector):
+        assert cls.exactly_once_delivery({}) is ExactlyOnceSupport.SUPPORTED

@@ -14,11 +14,10 @@ from typing import Any
 import psycopg
 import pytest
 
+import connectors.postgres_cdc.connector  # noqa: F401  (a broken import must fail, not skip)
+import hub.rest.app
+from tests.fixtures import hub as hub_fixtures
 from tests.fixtures.broker import wait_until
-
-hub_fixtures = pytest.importorskip("tests.fixtures.hub")
-pytest.importorskip("hub.rest.app")
-pytest.importorskip("connectors.postgres_cdc.connector")
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 CONVERTERS = {

@@ -8,9 +8,9 @@ import logging
 import pytest
 
 from hub.plugins import hookspecs, manager
+from hub.plugins.errors import PluginNotFoundError
 from hub.plugins.manager import create_plugin_manager, get_plugin_manager, reset_plugin_manager
 from hub.plugins.registry import InvalidPluginError, PluginConflictError, PluginRegistry
-from hub.runtime.errors import NotFoundError
 from hub.transforms.cast import Cast
 from tests.plugins import sample_plugin
 
@@ -24,7 +24,8 @@ def test_builtin_transforms_resolve_by_name_alias_and_variant(registry: PluginRe
     expected = {
         "Cast", "DropHeaders", "ExtractField", "Filter", "Flatten", "HeaderFrom", "HoistField",
         "InsertField", "InsertHeader", "MaskField", "RegexRouter", "ReplaceField",
-        "TimestampConverter", "TimestampRouter", "ValueToKey",
+        "TimestampConverter", "TimestampRouter", "ValueToKey", "SetSchemaMetadata",
+        "ExtractNewRecordState", "EventRouter",
     }  # fmt: skip
     assert {c.name for c in registry.classes("transform")} == expected
 
@@ -49,7 +50,7 @@ def test_builtin_predicates_and_converters(registry: PluginRegistry) -> None:
 def test_find_spellings_and_not_found(registry: PluginRegistry) -> None:
     assert registry.find("transforms", "cast") is Cast  # plural kind, case-insensitive name
     assert registry.find("transformation", "CAST$VALUE") is Cast
-    with pytest.raises(NotFoundError, match=r"no transform plugin named 'Nope'.*Cast"):
+    with pytest.raises(PluginNotFoundError, match=r"no transform plugin named 'Nope'.*Cast"):
         registry.find("transform", "Nope")
     with pytest.raises(ValueError, match="unknown plugin kind"):
         registry.find("widget", "x")
@@ -119,11 +120,15 @@ def test_same_class_from_two_plugins_is_not_a_conflict(registry: PluginRegistry)
     assert registry.find("transform", "Cast") is Cast
 
 
-def test_missing_default_plugin_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_builtin_plugin_that_does_not_import_fails_the_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 15: a broken built-in is an error, never a connector silently left out."""
     monkeypatch.setattr(
         manager, "DEFAULT_PLUGINS", (*manager.DEFAULT_PLUGINS, "connectors.nonexistent.plugin")
     )
-    assert create_plugin_manager(load_entrypoints=False).find("transform", "Cast") is Cast
+    with pytest.raises(ModuleNotFoundError, match=r"connectors\.nonexistent"):
+        create_plugin_manager(load_entrypoints=False)
 
 
 def test_entrypoints_follow_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

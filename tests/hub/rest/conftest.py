@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import tempfile
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -11,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from hub.rest import create_app
+from tests.fixtures.rest_auth import TOKEN, authed
 from tests.hub.rest.fake_herder import SOURCE, FakeHerder
 
 
@@ -22,7 +24,8 @@ def herder() -> FakeHerder:
 @pytest.fixture
 def client(herder: FakeHerder) -> Iterator[TestClient]:
     # raise_server_exceptions=False: a 500 must reach the test as the client would see it.
-    with TestClient(create_app(herder, {}), raise_server_exceptions=False) as test_client:
+    app = create_app(herder, {"rest.auth.token": TOKEN})
+    with authed(app, raise_server_exceptions=False) as test_client:
         yield test_client
 
 
@@ -40,9 +43,10 @@ def created(client: TestClient) -> str:
 
 
 @contextlib.contextmanager
-def real_herder_client(bootstrap: str, prefix: str) -> Iterator[TestClient]:
+def real_herder_client(bootstrap: str, prefix: str, **settings: Any) -> Iterator[TestClient]:
     """The REST app on a real Herder against ``bootstrap``, with internal topics of its own
-    (``<prefix>-configs-<random>`` ...) and offsets flushed every 200 ms."""
+    (``<prefix>-configs-<random>`` ...), offsets flushed every 200 ms and file connectors
+    allowed under the system's temp directory; ``settings`` (dotted keys) override."""
     from hub.runtime.config import WorkerConfig
     from hub.runtime.herder import Herder
 
@@ -54,12 +58,15 @@ def real_herder_client(bootstrap: str, prefix: str) -> Iterator[TestClient]:
             "offset.storage.topic": f"{prefix}-offsets-{unique}",
             "status.storage.topic": f"{prefix}-status-{unique}",
             "offset.flush.interval.ms": 200,
+            "rest.auth.token": TOKEN,
+            "file.allowed.paths": tempfile.gettempdir(),  # where tmp_path lives
+            **settings,
         }
     )
     herder = Herder(config)
     herder.start()
     try:
-        with TestClient(create_app(herder, config), raise_server_exceptions=False) as client:
+        with authed(create_app(herder, config), raise_server_exceptions=False) as client:
             yield client
     finally:
         herder.stop()

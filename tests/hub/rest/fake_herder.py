@@ -14,7 +14,7 @@ import threading
 from typing import Any
 
 from hub.api.errors import ConfigError
-from hub.runtime.errors import AlreadyExistsError, ConflictError, NotFoundError
+from hub.runtime.errors import AlreadyExistsError, BadRequestError, ConflictError, NotFoundError
 
 SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
@@ -66,6 +66,21 @@ class FakeHerder:
             self._tasks[name][task].update(state="FAILED", trace=trace)
 
     # -- the contract ------------------------------------------------------------------------
+
+    def members(self) -> dict[str, Any]:
+        """``GET /workers``: one standalone worker running every task."""
+        with self._lock:
+            units = [
+                *self._tasks,
+                *(f"{n}-{i}" for n, t in self._tasks.items() for i in range(len(t))),
+            ]
+        url = f"http://{WORKER}"
+        return {"worker_id": WORKER, "url": url, "leader_url": None, "rebalancing": False,
+                "members": {url: units}}  # fmt: skip
+
+    def put_task_configs(self, name: str, configs: list[dict[str, Any]]) -> None:
+        """Standalone, like the real herder: task configs come from no other worker."""
+        raise BadRequestError("a standalone worker does not accept task configs from others")
 
     def kafka_cluster_id(self) -> str:
         return "fake-cluster-id"

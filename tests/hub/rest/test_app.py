@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from hub.rest import create_app
+from tests.fixtures.rest_auth import authed, secured
 from tests.hub.rest.fake_herder import FakeHerder
 
 ORIGIN = "http://console.example"
@@ -27,8 +28,8 @@ def test_no_cors_headers_by_default(client: TestClient) -> None:
 
 
 def test_cors_from_worker_config() -> None:
-    app = create_app(FakeHerder(), {"access.control.allow.origin": ORIGIN})
-    client = TestClient(app)
+    app = create_app(FakeHerder(), secured({"access.control.allow.origin": ORIGIN}))
+    client = authed(app)
     preflight = client.options(
         "/connectors/x/pause",
         headers={"Origin": ORIGIN, "Access-Control-Request-Method": "PUT"},
@@ -42,7 +43,7 @@ def test_cors_from_worker_config() -> None:
 
 def test_cors_methods_can_be_narrowed() -> None:
     config = {"access.control.allow.origin": "*", "access.control.allow.methods": "GET,POST"}
-    client = TestClient(create_app(FakeHerder(), config))
+    client = authed(create_app(FakeHerder(), secured(config)))
     preflight = client.options(
         "/connectors/x/pause",
         headers={"Origin": ORIGIN, "Access-Control-Request-Method": "PUT"},

@@ -6,6 +6,7 @@ from fastapi.testclient import TestClient
 
 from hub.rest import create_app
 from hub.runtime.errors import BadRequestError, ConflictError, HerderError
+from tests.fixtures.rest_auth import authed, secured
 from tests.hub.rest.fake_herder import FakeHerder
 from tests.hub.rest.test_connectors import assert_error
 
@@ -20,7 +21,7 @@ class Exploding(FakeHerder):
 
 
 def client_for(exc: Exception) -> TestClient:
-    return TestClient(create_app(Exploding(exc), {}), raise_server_exceptions=False)
+    return authed(create_app(Exploding(exc), secured()), raise_server_exceptions=False)
 
 
 def test_unexpected_exception_is_500_without_trace() -> None:

@@ -15,10 +15,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+import hub.runtime.herder  # noqa: F401  (a broken import must fail the suite, not skip it)
 from tests.fixtures.broker import BrokerProcess, wait_until
 from tests.hub.rest.conftest import real_herder_client
-
-pytest.importorskip("hub.runtime.herder")
 
 SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 

@@ -21,12 +21,11 @@ from confluent_kafka import ConsumerGroupTopicPartitions, Producer, TopicPartiti
 from confluent_kafka.admin import AdminClient
 from fastapi.testclient import TestClient
 
+import hub.runtime.herder  # noqa: F401  (a broken import must fail the suite, not skip it)
 from connectors.file.sink_task import sidecar_path
 from tests.broker.coordinator.group_clients import confluent_consumer, create_topic
 from tests.fixtures.broker import BrokerProcess, wait_until
 from tests.hub.rest.conftest import real_herder_client
-
-pytest.importorskip("hub.runtime.herder")
 
 SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 STRING = "org.apache.kafka.connect.storage.StringConverter"

@@ -17,8 +17,8 @@ from confluent_kafka import Consumer, Message, TopicPartition
 
 from broker.config import BrokerConfig
 from hub.runtime.config import WorkerConfig
-from hub.runtime.embedded_broker import EmbeddedBroker
 from hub.runtime.herder import Herder
+from sluice.embedded_broker import EmbeddedBroker
 from tests.hub.runtime.sample_plugins import sample_registry
 
 

@@ -13,6 +13,8 @@ from typing import Any
 
 from hub.api import (
     ConfigModel,
+    ConnectorTransactionBoundaries,
+    ExactlyOnceSupport,
     RetriableError,
     SinkConnector,
     SinkRecord,
@@ -200,12 +202,97 @@ class RecordingSink(SinkConnector):
         return [{**self.raw, "connector": self.raw["name"]}]
 
 
+class TxnCounterConfig(CounterConfig):
+    commit_every: int = 25  # commit after every n-th record (a record-based request)
+    abort_from: int = 0  # abort the transaction of the batch holding n == abort_from
+
+
+class TxnCounterTask(CounterTask):
+    """A counter defining its own transaction boundaries (``transaction.boundary=connector``):
+    commits after every ``commit_every``-th record, aborts the batch holding ``abort_from``."""
+
+    def start(self, config: Mapping[str, Any]) -> None:
+        super().start(config)
+        self.txn = TxnCounterConfig.parse(config)
+
+    def poll(self) -> list[SourceRecord] | None:
+        out = super().poll()
+        ctx = self.context.transaction_context
+        if not out or ctx is None:
+            return out
+        numbers = [r.value["n"] for r in out]  # type: ignore[index]
+        if self.txn.abort_from in numbers:
+            ctx.abort_transaction()
+            return out
+        for record, n in zip(out, numbers, strict=True):
+            if n % self.txn.commit_every == 0:
+                ctx.commit_transaction(record)
+        return out
+
+
+class TxnCounterSource(CounterSource):
+    name = "txn-counter"
+    aliases = ()
+    config_model = TxnCounterConfig
+
+    @classmethod
+    def task_class(cls) -> type[Any]:
+        return TxnCounterTask
+
+    @classmethod
+    def exactly_once_support(cls, config: Mapping[str, Any]) -> ExactlyOnceSupport | None:
+        return ExactlyOnceSupport.SUPPORTED
+
+    @classmethod
+    def can_define_transaction_boundaries(
+        cls, config: Mapping[str, Any]
+    ) -> ConnectorTransactionBoundaries:
+        return ConnectorTransactionBoundaries.SUPPORTED
+
+
+class FanoutConfig(ConfigModel):
+    extra_tasks: int = 0  # task configs beyond tasks.max (a connector bug KIP-1004 catches)
+
+
+class IdleTask(SourceTask):
+    """Polls nothing; its task config is whatever the connector made of it."""
+
+    def start(self, config: Mapping[str, Any]) -> None:
+        self.stopping = threading.Event()
+
+    def poll(self) -> None:
+        self.stopping.wait(0.05)
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+
+class FanoutSource(SourceConnector):
+    """``tasks.max`` (+ ``extra_tasks``) idle tasks whose configs hold non-string values."""
+
+    name = "fanout"
+    config_model = FanoutConfig
+
+    def start(self, config: Any) -> None:
+        self.extra = config.extra_tasks
+
+    @classmethod
+    def task_class(cls) -> type[Any]:
+        return IdleTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, Any]]:
+        return [
+            {"index": i, "ratio": 0.5, "enabled": True, "tags": ["a", "b"], "nested": {"k": 1}}
+            for i in range(max_tasks + self.extra)
+        ]
+
+
 class SamplePlugin:
     """Registers the sample connectors through the same hook a third-party package uses."""
 
     @hookimpl
     def sluice_connectors(self) -> list[type[Any]]:
-        return [CounterSource, PoisonSource, RecordingSink]
+        return [CounterSource, PoisonSource, RecordingSink, FanoutSource, TxnCounterSource]
 
 
 def sample_registry() -> Any:

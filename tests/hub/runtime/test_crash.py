@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hub.runtime.embedded_broker import EmbeddedBroker
+from sluice.embedded_broker import EmbeddedBroker
 from tests.fixtures.broker import wait_until
 from tests.hub.runtime.conftest import read_topic, worker_settings
 

@@ -7,8 +7,8 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from hub.runtime.embedded_broker import EmbeddedBroker
 from hub.runtime.herder import Herder
+from sluice.embedded_broker import EmbeddedBroker
 from tests.fixtures.broker import wait_until
 from tests.hub.runtime.conftest import read_topic
 from tests.hub.runtime.sample_plugins import STATE
@@ -248,7 +248,7 @@ def test_warehouse_sink_reports_a_bad_record_to_the_dlq(
     """The warehouse sink finds its errant-record reporter in the real runtime."""
     dlq, db = f"{topic_name}-dlq", tmp_path / "wh.db"
     produce(hub_broker, topic_name, [{"id": 1}, 5, {"id": 3}], 1)
-    herder = herder_factory()
+    herder = herder_factory(**{"file.allowed.paths": str(tmp_path)})  # the SQLite file's home
     herder.create_connector(
         name,
         {"connector.class": "warehouse-sink", "topics": topic_name,

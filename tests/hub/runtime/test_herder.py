@@ -8,9 +8,9 @@ from collections.abc import Callable
 import pytest
 
 from hub.api import ConfigError
-from hub.runtime.embedded_broker import EmbeddedBroker
 from hub.runtime.errors import AlreadyExistsError, ConflictError, NotFoundError
 from hub.runtime.herder import Herder
+from sluice.embedded_broker import EmbeddedBroker
 from tests.fixtures.broker import wait_until
 from tests.hub.runtime.conftest import read_topic
 from tests.hub.runtime.sample_plugins import STATE
@@ -132,10 +132,13 @@ def test_validate_config_and_plugin_config(herder_factory: Callable[..., Herder]
     assert keys["topic"]["required"] is True and keys["topic"]["type"] == "STRING"
     assert keys["count"]["default_value"] == "100" and keys["count"]["type"] == "INT"
     plugins = herder.plugins()
-    assert {"class": "counter", "type": "source", "version": "0.1.0"} in plugins
+    # ``class`` is the Java class name a plugin stands in for (its alias), as tools expect.
+    assert {"class": "org.example.CounterSource", "type": "source", "version": "0.1.0"} in plugins
+    assert {"class": "recording", "type": "sink", "version": "0.1.0"} in plugins  # has none
     assert all(p["type"] in ("source", "sink") for p in plugins)
     everything = herder.plugins(connectors_only=False)
-    assert {"class": "json", "type": "converter", "version": "0.1.0"} in everything
+    json_converter = "org.apache.kafka.connect.json.JsonConverter"
+    assert {"class": json_converter, "type": "converter", "version": "0.1.0"} in everything
 
 
 def test_target_states_and_statuses_survive_a_worker_restart(

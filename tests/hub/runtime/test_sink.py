@@ -9,8 +9,8 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from hub.api import TopicPartition
-from hub.runtime.embedded_broker import EmbeddedBroker
 from hub.runtime.herder import Herder
+from sluice.embedded_broker import EmbeddedBroker
 from tests.fixtures.broker import wait_until
 from tests.hub.runtime.sample_plugins import STATE
 

@@ -24,8 +24,8 @@ from hub.api.sink import SinkRecordBatch
 from hub.plugins.hookspecs import hookimpl
 from hub.plugins.manager import create_plugin_manager
 from hub.runtime.config import WorkerConfig
-from hub.runtime.embedded_broker import EmbeddedBroker
 from hub.runtime.herder import Herder
+from sluice.embedded_broker import EmbeddedBroker
 from tests.fixtures.broker import wait_until
 from tests.hub.runtime.conftest import read_topic, worker_settings
 from tests.hub.runtime.sample_plugins import SamplePlugin
@@ -136,9 +136,10 @@ class ProbePlugin:
 
 
 @pytest.fixture
-def herder(hub_broker: EmbeddedBroker) -> Iterator[Herder]:
+def herder(hub_broker: EmbeddedBroker, tmp_path: Path) -> Iterator[Herder]:
     settings = worker_settings(hub_broker.bootstrap, f"batch-{uuid.uuid4().hex[:8]}",
-                               **{"task.restart.backoff.ms": 60_000})  # fmt: skip
+                               **{"task.restart.backoff.ms": 60_000,
+                                  "file.allowed.paths": str(tmp_path)})  # fmt: skip
     registry = create_plugin_manager([SamplePlugin(), ProbePlugin()], load_entrypoints=False)
     started = Herder(WorkerConfig.from_mapping(settings), registry=registry)
     started.start()

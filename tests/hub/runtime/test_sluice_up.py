@@ -24,8 +24,7 @@ def _lines(path: Path) -> list[str]:
 
 def _file_pipeline(hub: HubProcess, tmp_path: Path, lines: int) -> tuple[Path, Path]:
     status, plugins = hub.request("GET", "/connector-plugins")
-    if status != 200 or not {"file-source", "file-sink"} <= {p["class"] for p in plugins}:
-        pytest.skip("file connectors not installed")
+    assert status == 200 and {SOURCE, SINK} <= {p["class"] for p in plugins}, plugins
     source, sink = tmp_path / "in.txt", tmp_path / "out.txt"
     source.write_text("".join(f"line-{i}\n" for i in range(lines)))
     for name, config in (
@@ -58,6 +57,7 @@ def test_up_restart_resumes_connectors_exactly(hub_factory, tmp_path: Path) -> N
     assert [t["state"] for t in state["tasks"]] == ["RUNNING"]
 
 
+@pytest.mark.slow  # the kill -9 e2e tests cover it (~15 s)
 def test_up_kill_9_loses_nothing(hub_factory, tmp_path: Path) -> None:
     hub = hub_factory(**{"offset.flush.interval.ms": 100})
     total = 20_000
@@ -78,15 +78,15 @@ def test_connect_runs_a_worker_against_an_existing_cluster(hub_broker, tmp_path:
     import subprocess
     import sys
 
+    import hub.rest.app  # noqa: F401  (a broken import must fail, not skip)
     from tests.fixtures.hub import free_port
 
-    pytest.importorskip("hub.rest.app")
     port = free_port()
     log = tmp_path / "connect.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "sluice", "connect", "--bootstrap", hub_broker.bootstrap,
-             "--rest-port", str(port)],
+             "--rest-port", str(port), "--data-dir", str(tmp_path / "data")],
             stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ),
         )  # fmt: skip
     try:
@@ -96,3 +96,4 @@ def test_connect_runs_a_worker_against_an_existing_cluster(hub_broker, tmp_path:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0, log.read_text()[-3000:]
     assert "hub stopped" in log.read_text()
+    assert (tmp_path / "data" / "hub.token").exists()  # sluice connect's generated token

@@ -25,8 +25,8 @@ from hub.api.schema import STRING_SCHEMA
 from hub.plugins.hookspecs import hookimpl
 from hub.plugins.manager import create_plugin_manager
 from hub.runtime.config import WorkerConfig
-from hub.runtime.embedded_broker import EmbeddedBroker
 from hub.runtime.herder import Herder
+from sluice.embedded_broker import EmbeddedBroker
 from tests.fixtures.broker import wait_until
 from tests.hub.runtime.conftest import read_topic, worker_settings
 from tests.hub.runtime.sample_plugins import SamplePlugin

@@ -17,7 +17,9 @@ from hub.runtime.error_handling import (
     RetryWithToleranceOperator,
     ToleranceExceededError,
 )
+from hub.runtime.errors import WorkerConfigError
 from hub.runtime.submitted_records import SubmittedRecords
+from sluice.logs import librdkafka_logger
 
 
 def test_worker_config_from_properties(tmp_path: Path) -> None:
@@ -36,10 +38,48 @@ def test_worker_config_from_properties(tmp_path: Path) -> None:
     assert config.prefixed("value.converter.") == {"schemas.enable": "false"}
     assert config.client_config("producer") == {
         "bootstrap.servers": "kafka:9092",
+        "logger": librdkafka_logger(),  # librdkafka's lines through ours, throttled
         "linger.ms": "20",
     }
     assert config.config_storage_topic == "sluice-connect-configs"
     assert config.raw()["offset.storage.partitions"] == 5
+
+
+def test_worker_id_names_an_address_other_workers_can_reach() -> None:
+    # Kafka Connect advertises this machine's address when the REST server binds a wildcard, so
+    # replicas of one container need no per-replica rest.advertised.host.name.
+    import socket
+
+    bound_everywhere = WorkerConfig.model_validate({"rest.host.name": "0.0.0.0", "rest.port": 8083})
+    machine = socket.gethostbyname(socket.gethostname())
+    assert bound_everywhere.worker_id == f"{machine}:8083"
+    named = WorkerConfig.model_validate(
+        {"rest.host.name": "0.0.0.0", "rest.advertised.host.name": "worker-7", "rest.port": 8083}
+    )
+    assert named.worker_id == "worker-7:8083"
+    bound = WorkerConfig.model_validate({"rest.host.name": "127.0.0.2", "rest.port": 8083})
+    assert bound.worker_id == "127.0.0.2:8083"
+
+
+def test_worker_config_names_each_bad_key(tmp_path: Path) -> None:
+    path = tmp_path / "worker.properties"
+    path.write_text("offset.flush.interval.ms=abc\nrest.port=x\noffset.storage.partitions=0\n")
+    with pytest.raises(WorkerConfigError) as caught:
+        WorkerConfig.from_file(path)
+    assert caught.value.errors == {
+        "offset.flush.interval.ms": [
+            "Input should be a valid integer, unable to parse string as an integer (got 'abc')"
+        ],
+        "rest.port": [
+            "Input should be a valid integer, unable to parse string as an integer (got 'x')"
+        ],
+        "offset.storage.partitions": ["Input should be greater than 0 (got '0')"],
+    }
+    (tmp_path / "w.json").write_text("[1]")
+    with pytest.raises(WorkerConfigError, match="must hold a JSON object"):
+        WorkerConfig.from_file(tmp_path / "w.json")
+    with pytest.raises(WorkerConfigError, match="cannot read worker config"):
+        WorkerConfig.from_file(tmp_path / "missing.properties")
 
 
 def test_error_config_rejects_bad_values() -> None:
@@ -190,40 +230,3 @@ def test_a_failed_delivery_keeps_the_batch_uncommitted() -> None:
     batch.on_delivery("broker said no", None)
     assert submitted.error == "broker said no"
     assert submitted.committable() == []
-
-
-def test_sink_header_fast_path_matches_the_converter() -> None:
-    from types import SimpleNamespace
-
-    from hub.api import Header
-    from hub.converters.headers import SimpleHeaderConverter
-    from hub.runtime.worker_sink_task import WorkerSinkTask
-
-    converter = SimpleHeaderConverter({})
-    task = object.__new__(WorkerSinkTask)
-    task.converters = SimpleNamespace(header=converter)  # type: ignore[assignment]
-    task._header_cache = {}
-    task._int_headers = True
-    raw = [("n", str(n).encode()) for n in (0, 7, 127, 128, 40_000, 2**31, 2**62, 10**18)]
-    raw += [("s", b"us-east"), ("s", b"us-east"), ("b", b"true"), ("z", None), ("j", b"[1]"),
-            ("neg", b"-5"), ("f", b"1.5"), ("e", b""), ("pad", b"007")]  # fmt: skip
-    for _ in range(2):  # the second round is served from the cache
-        got = task._headers("t", raw)
-        want = tuple(
-            Header(k, sv.value, sv.schema)
-            for k, d in raw
-            for sv in [converter.to_connect("t", k, d)]
-        )
-        assert got == want
-
-
-def test_new_sink_record_equals_the_constructor() -> None:
-    from hub.api import Header, SinkRecord, TimestampType
-    from hub.runtime.worker_sink_task import new_sink_record
-
-    fast = new_sink_record("t", 2, b"k", {"v": 1}, None, None, 5, (Header("h", 1),), 9,
-                           TimestampType.LOG_APPEND_TIME)  # fmt: skip
-    assert fast == SinkRecord(topic="t", partition=2, key=b"k", value={"v": 1}, timestamp=5,
-                              headers=(Header("h", 1),), offset=9,
-                              timestamp_type=TimestampType.LOG_APPEND_TIME)  # fmt: skip
-    assert fast.replace(offset=10).offset == 10

@@ -26,7 +26,7 @@ from spark_pipelines.datasource._options import OptionError, Options
 from spark_pipelines.datasource.reader import SluiceBatchReader
 from tests.fixtures.broker import BrokerProcess
 from tests.spark_pipelines._kafka import create_topic
-from tests.spark_pipelines.datasource._batches import batch, commit_marker, produce_raw
+from tests.spark_pipelines.datasource._batches import batch, produce_raw
 
 pytestmark = pytest.mark.skipif(
     _fetch.native_decoder() is None, reason="numba decoder unavailable here"
@@ -149,19 +149,59 @@ def test_log_append_time_topic_matches(broker, topic_name):
     assert stamps[0].year >= 2026  # the broker's clock, not the producer's 2023 timestamps
 
 
+def _txn_producer(bootstrap: str, txn_id: str) -> Producer:
+    prod = Producer({"bootstrap.servers": bootstrap, "transactional.id": txn_id,
+                     "log_level": 0})  # fmt: skip
+    prod.init_transactions(30)
+    return prod
+
+
 def test_transaction_markers_leave_holes_that_both_paths_skip(broker, topic_name):
     create_topic(broker.bootstrap, topic_name, 1)
-    recs = [(f"k{i}".encode(), f"v{i}".encode(), ()) for i in range(4)]
-    produce_raw(broker.bootstrap, topic_name, 0, batch(0, recs[:2], producer_id=7))
-    produce_raw(broker.bootstrap, topic_name, 0, commit_marker(0, 7))
-    produce_raw(broker.bootstrap, topic_name, 0, batch(0, recs[2:]) + commit_marker(0, 7))
-    produce_raw(broker.bootstrap, topic_name, 0, batch(0, recs[:1]))
+    txn = _txn_producer(broker.bootstrap, topic_name)
+    for pair in ((0, 1), (2, 3)):  # two committed transactions: 0, 1, marker 2; 3, 4, marker 5
+        txn.begin_transaction()
+        for i in pair:
+            txn.produce(topic_name, f"v{i}".encode(), f"k{i}".encode(), partition=0)
+        txn.commit_transaction(30)
+    plain = _producer(broker.bootstrap)
+    plain.produce(topic_name, b"v0", b"k0", partition=0)
+    assert plain.flush(30) == 0
     assert _assert_same(broker.bootstrap, topic_name, 0, 0, 7) == 5
     table = _native(_config(broker.bootstrap), topic_name, 0, 0, 7)
     assert table.column("offset").to_pylist() == [0, 1, 3, 4, 6]
     # A range that ends on a marker, and one that holds nothing but a marker.
     assert _assert_same(broker.bootstrap, topic_name, 0, 1, 6) == 3
     assert _native(_config(broker.bootstrap), topic_name, 0, 5, 6).num_rows == 0
+
+
+def test_aborted_transactions_are_dropped_on_the_native_path(broker, topic_name):
+    """read_committed: the fetch lists the aborted transactions and the native decoder drops
+    their batches itself (no fallback), giving exactly the rows librdkafka gives."""
+    create_topic(broker.bootstrap, topic_name, 1)
+    good = _txn_producer(broker.bootstrap, f"{topic_name}-good")
+    bad = _txn_producer(broker.bootstrap, f"{topic_name}-bad")
+    good.begin_transaction()
+    bad.begin_transaction()
+    for i in range(3):  # the two transactions interleave in the log
+        good.produce(topic_name, f"good{i}".encode(), partition=0)
+        good.flush(30)
+        bad.produce(topic_name, f"bad{i}".encode(), partition=0)
+        bad.flush(30)
+    good.commit_transaction(30)
+    bad.abort_transaction(30)
+    bad.begin_transaction()
+    bad.produce(topic_name, b"bad-then-good", partition=0)
+    bad.commit_transaction(30)  # the same producer's next transaction is visible again
+    end = 10  # 6 records, 2 markers, 1 record, 1 marker
+    assert _assert_same(broker.bootstrap, topic_name, 0, 0, end) == 4
+    values = _native(_config(broker.bootstrap), topic_name, 0, 0, end).column("value")
+    assert [bytes(v) for v in values.to_pylist()] == [
+        b"good0", b"good1", b"good2", b"bad-then-good",
+    ]  # fmt: skip
+    raw = _native(_config(broker.bootstrap, **{"isolation.level": "read_uncommitted"}),
+                  topic_name, 0, 0, end)  # fmt: skip
+    assert raw.num_rows == 7
 
 
 def test_records_without_timestamp_match(broker, topic_name):

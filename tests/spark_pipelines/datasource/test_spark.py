@@ -19,7 +19,7 @@ pytestmark = pytest.mark.timeout(600)
 REPO = Path(__file__).resolve().parents[3]
 
 
-def _copy_once(spark, broker, source: str, sink: str, checkpoint: Path) -> dict:
+def _copy_once(spark, broker, source: str, sink: str, checkpoint: Path, **writer: str) -> dict:
     df = (
         spark.readStream.format("sluice")
         .option("kafka.bootstrap.servers", broker.bootstrap)
@@ -34,6 +34,7 @@ def _copy_once(spark, broker, source: str, sink: str, checkpoint: Path) -> dict:
         .option("kafka.bootstrap.servers", broker.bootstrap)
         .option("topic", sink)
         .option("checkpointLocation", str(checkpoint))
+        .options(**writer)
         .trigger(availableNow=True)
         .start()
     )
@@ -67,6 +68,32 @@ def test_spark_batch_read_and_streaming_copy_resumes(spark, broker, topic_name, 
     values = sorted(v.decode() for *_, v, _h in read_all(broker.bootstrap, sink))
     expected = [f"a{p}-{i}!" for p in (0, 1) for i in range(50)] + [f"b-{i}!" for i in range(7)]
     assert values == sorted(expected)
+
+
+def test_transactional_streaming_copy_of_a_topic_with_aborted_data(
+    spark, broker, topic_name, tmp_path
+):
+    """Kafka transactions on both ends: the reader (read_committed) skips an aborted
+    transaction of the input, the writer commits each micro-batch task in a transaction."""
+    from confluent_kafka import Producer
+
+    from tests.broker.transaction.helpers import read_all as read_isolated
+
+    source, sink = f"{topic_name}-in", f"{topic_name}-out"
+    create_topic(broker.bootstrap, source, 2)
+    create_topic(broker.bootstrap, sink, 2)
+    txn = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": source,
+                    "log_level": 0})  # fmt: skip
+    txn.init_transactions(30)
+    for name, commit in (("a", True), ("bad", False), ("b", True)):
+        txn.begin_transaction()
+        for i in range(30):
+            txn.produce(source, f"{name}-{i}".encode(), partition=i % 2)
+        txn.flush(30)
+        txn.commit_transaction(30) if commit else txn.abort_transaction(30)
+    _copy_once(spark, broker, source, sink, tmp_path / "ckpt", transactional="true")
+    values = sorted(v.decode() for *_, v in read_isolated(broker.bootstrap, sink, 2))
+    assert values == sorted(f"{n}-{i}!" for n in ("a", "b") for i in range(30))
 
 
 def _job(broker, source: str, sink: str, checkpoint: Path, mode: str, log: Path):

@@ -111,3 +111,42 @@ def test_stream_writer_skips_committed_and_partly_written_batches(broker, topic_
     )
     tokens = [header_token(dict(h)["sluice.write"]) for *_, h in got]
     assert len(set(tokens)) == len(tokens) == 12
+
+
+def test_transactional_stream_writer_is_exactly_once_for_read_committed(
+    broker, topic_name, monkeypatch
+):
+    from confluent_kafka import Producer
+
+    from spark_pipelines.datasource import _transactional
+    from tests.broker.transaction.helpers import read_all as read_isolated
+
+    create_topic(broker.bootstrap, topic_name, 1)
+    opts = {"kafka.bootstrap.servers": broker.bootstrap, "topic": topic_name,
+            "writerId": topic_name, "transactional": "true"}  # fmt: skip
+    writer = SluiceStreamWriter(opts, SCHEMA)
+    msgs = [_write(monkeypatch, writer, 0, t, [f"b0-t{t}-{i}" for i in range(3)]) for t in (0, 1)]
+    assert [(m.rows, m.skipped) for m in msgs] == [(3, 0), (3, 0)]
+    writer.commit(msgs, 0)
+    # An attempt of batch 1 task 0 died (or hangs) with its transaction open...
+    txn_id = _transactional.transactional_id(topic_name, 1, 0)
+    zombie = Producer({"bootstrap.servers": broker.bootstrap, "log_level": 0,
+                       "transactional.id": txn_id})  # fmt: skip
+    zombie.init_transactions(30)
+    zombie.begin_transaction()
+    zombie.produce(topic_name, b"zombie")
+    zombie.flush(30)
+    # ...the retry fences it (its rows are aborted) and writes the batch; then Spark replays
+    # both batches from its checkpoint: the tasks find their markers and write nothing.
+    again = SluiceStreamWriter(opts, SCHEMA)
+    retry = _write(monkeypatch, again, 1, 0, [f"b1-t0-{i}" for i in range(2)])
+    assert (retry.rows, retry.skipped) == (2, 0)
+    replays = [_write(monkeypatch, again, 0, 1, ["b0-t1-0", "b0-t1-1", "b0-t1-2"]),
+               _write(monkeypatch, again, 1, 0, ["b1-t0-0", "b1-t0-1"])]  # fmt: skip
+    assert [(m.rows, m.skipped) for m in replays] == [(0, 3), (0, 2)]
+    committed = sorted(v.decode() for *_, v in read_isolated(broker.bootstrap, topic_name))
+    assert committed == sorted(
+        [f"b0-t{t}-{i}" for t in (0, 1) for i in range(3)] + ["b1-t0-0", "b1-t0-1"]
+    )
+    everything = read_isolated(broker.bootstrap, topic_name, isolation="read_uncommitted")
+    assert b"zombie" in {v for *_, v in everything}  # in the log, aborted

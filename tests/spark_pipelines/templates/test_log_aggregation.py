@@ -113,6 +113,7 @@ def _shuffle_partitions_in(checkpoint) -> set[str]:
     return found
 
 
+@pytest.mark.slow  # a second Spark run from a checkpoint (~18 s); suite budget
 def test_restart_keeps_the_shuffle_partitions_of_its_checkpoint(
     spark, run_once, broker, topic_name, tmp_path
 ):

@@ -1,24 +1,67 @@
-// One connector: status with traces, lifecycle actions, config edit, offsets, topics, DLQ.
-// Status refreshes every two seconds so a pause or a failure shows without reloading.
+// One connector: status with traces, lifecycle actions, offsets, topics, DLQ, config edit.
+// Status refreshes every two seconds so a pause or a failure shows without reloading. Action
+// buttons work only in the states they apply to; while the hub does not answer, the state
+// shows UNKNOWN with the last state seen and when, and every action is disabled.
 
 import { ApiError, del, enc, get, post, put } from "../api.js";
-import { badge, clear, empty, h, notice, section, table } from "../dom.js";
+import { hubDown } from "../connection.js";
+import { confirmByName } from "../dialog.js";
+import { badge, clear, empty, fmtRate, h, lineChart, notice, section, staleNote, table } from "../dom.js";
 
 const DLQ_KEY = "errors.deadletterqueue.topic.name";
+const KEEP_SAMPLES = 90; // three minutes at one sample every two seconds
+
+/** Records per second between consecutive totals of the hub's own metrics (GET /metrics). */
+function throughputSection(samples, type) {
+  const [a, b] = type === "sink" ? ["read", "sent"] : ["polled", "written"];
+  const series = [];
+  for (let i = 1; i < samples.length; i += 1) {
+    const dt = (samples[i].time - samples[i - 1].time) / 1000;
+    if (dt <= 0) continue;
+    series.push({
+      time: samples[i].time,
+      in: Math.max(0, samples[i][a] - samples[i - 1][a]) / dt,
+      out: Math.max(0, samples[i][b] - samples[i - 1][b]) / dt,
+    });
+  }
+  const last = series[series.length - 1];
+  const label = last ? `Records per second: ${a} ${fmtRate(last.in)}, ${b} ${fmtRate(last.out)}` : "Collecting samples…";
+  const totals = samples[samples.length - 1];
+  return section(
+    "Throughput",
+    lineChart(series, ["in", "out"], fmtRate, label),
+    h("p", { class: "hint" }, `${label}. Totals on this worker: ${a} ${totals ? totals[a] : 0}, ${b} ${totals ? totals[b] : 0} (the hub's /metrics counters).`),
+  );
+}
+
+/** Which states each action applies to (Kafka Connect's lifecycle). */
+const APPLIES = {
+  Pause: ["RUNNING"],
+  Resume: ["PAUSED", "STOPPED"],
+  Stop: ["RUNNING", "PAUSED", "FAILED", "UNASSIGNED"],
+  Restart: ["RUNNING", "FAILED", "UNASSIGNED"],
+};
+
+/** The state users care about: RUNNING with a failed task counts as FAILED for actions. */
+function effective(st) {
+  const failed = st.tasks.some((t) => t.state === "FAILED");
+  return st.connector.state === "RUNNING" && failed ? "FAILED" : st.connector.state;
+}
 
 export async function renderConnector(main, name) {
   const base = `/connectors/${enc(name)}`;
-  const [info, status] = await Promise.all([get(base), get(`${base}/status`)]);
-  const title = h("span", {}, name);
-  const state = h("span", {}, badge(status.connector.state));
+  const [info, first] = await Promise.all([get(base), get(`${base}/status`)]);
+  const state = h("span", { class: "live" });
   const message = h("div", { "aria-live": "polite" });
-  const statusCard = h("div");
-  const offsetsCard = h("div");
-  const topicsBox = h("div");
-  const act = (label, fn, cls) =>
-    h("button", {
+  const statusCard = h("div", { class: "live" });
+  const offsetsCard = h("div", { class: "live" });
+  const topicsBox = h("div", { class: "live" });
+  const throughputBox = h("div", { class: "live" });
+  const samples = [];
+  const buttons = {};
+  const act = (label, fn) => {
+    buttons[label] = h("button", {
       type: "button",
-      class: cls,
       onclick: async () => {
         try {
           await fn();
@@ -29,6 +72,22 @@ export async function renderConnector(main, name) {
         }
       },
     }, label);
+    return buttons[label];
+  };
+  buttons.Delete = h("button", {
+    type: "button",
+    class: "danger",
+    onclick: async () => {
+      const body = h("p", {}, "The connector and its tasks stop and its config is removed. Its offsets stay in the offsets topic.");
+      if (!(await confirmByName(`Delete connector ${name}?`, name, body))) return;
+      try {
+        await del(base);
+        location.hash = "#/connectors";
+      } catch (err) {
+        clear(message, notice("error", `Delete failed: ${err.message}`));
+      }
+    },
+  }, "Delete");
   const actions = h(
     "div",
     { class: "actions" },
@@ -36,43 +95,65 @@ export async function renderConnector(main, name) {
     act("Resume", () => put(`${base}/resume`)),
     act("Stop", () => put(`${base}/stop`)),
     act("Restart", () => post(`${base}/restart?includeTasks=true&onlyFailed=false`)),
-    h("button", {
-      type: "button",
-      class: "danger",
-      onclick: async () => {
-        if (!confirm(`Delete connector ${name}? Its offsets stay in the offsets topic.`)) return;
-        try {
-          await del(base);
-          location.hash = "#/connectors";
-        } catch (err) {
-          clear(message, notice("error", `Delete failed: ${err.message}`));
-        }
-      },
-    }, "Delete"),
+    buttons.Delete,
   );
   clear(
     main,
     h("div", { class: "crumbs" }, h("a", { href: "#/connectors" }, "Connectors"), ` / ${name}`),
-    h("h1", {}, title, state, h("small", { class: "muted" }, `${info.type} · ${info.config["connector.class"]}`), actions),
+    h("h1", {}, h("span", {}, name), state, h("small", { class: "muted" }, `${info.type} · ${info.config["connector.class"]}`), actions),
     message,
     statusCard,
-    h("div", { class: "cols" }, configCard(base, info.config), h("div", {}, offsetsCard, topicsBox)),
+    throughputBox,
+    h("div", { class: "cols" }, offsetsCard, topicsBox),
+    h("div", { class: "live" }, configCard(base, info.config)),
   );
 
   let lastState = null;
+  let seen = { state: effective(first), at: Date.now() };
   let ticks = 0;
   const reloadOffsets = async () => clear(offsetsCard, await offsetsSection(base, lastState, message, reloadOffsets));
   let lastTopics = null;
   let lastStatus = null;
+  let wasDown = false;
+
+  function enable(current) {
+    for (const [label, states] of Object.entries(APPLIES)) {
+      const ok = current !== null && states.includes(current);
+      buttons[label].disabled = !ok;
+      buttons[label].title = ok ? "" : `${label} applies to a connector that is ${states.join(" or ")}`;
+    }
+    buttons.Delete.disabled = current === null;
+  }
+
   async function refresh() {
-    const st = await get(`${base}/status`);
+    let st;
+    try {
+      st = await get(`${base}/status`);
+    } catch (err) {
+      if (!hubDown()) throw err;
+      wasDown = true;
+      lastStatus = null;
+      clear(state, badge("UNKNOWN"), " ", h("span", { class: "stale-note" }, `last seen ${seen.state}`), " ", staleNote(seen.at));
+      enable(null);
+      return;
+    }
+    const current = effective(st);
+    seen = { state: current, at: Date.now() };
     // Re-render only on change: an opened error trace stays open while the page polls.
     const key = JSON.stringify(st);
-    if (key !== lastStatus) {
+    if (key !== lastStatus || wasDown) {
+      wasDown = false;
       lastStatus = key;
       const failed = st.tasks.filter((t) => t.state === "FAILED").length;
       clear(state, badge(st.connector.state), failed ? [" ", h("span", { class: "badge state-failed" }, `${failed} task${failed > 1 ? "s" : ""} failed`)] : null);
       clear(statusCard, statusSection(base, st, message));
+    }
+    enable(current);
+    const totals = await get(`/console/api/connectors/${enc(name)}/throughput`).catch(() => null);
+    if (totals) {
+      samples.push(totals);
+      if (samples.length > KEEP_SAMPLES) samples.shift();
+      clear(throughputBox, throughputSection(samples, info.type));
     }
     const topics = await get(`${base}/topics`).then((t) => t[name]?.topics || []).catch(() => []);
     if (JSON.stringify(topics) !== lastTopics) {
@@ -101,6 +182,7 @@ function statusSection(base, st, message) {
       h("td", {}, t.trace ? h("details", {}, h("summary", {}, "Error trace"), h("pre", { class: "trace" }, t.trace)) : "—"),
       h("td", {}, h("button", {
         type: "button",
+        class: "small",
         onclick: () => post(`${base}/tasks/${t.id}/restart`).then(
           () => clear(message, notice("ok", `Task ${t.id} restarted.`)),
           (err) => clear(message, notice("error", err.message)),
@@ -141,7 +223,7 @@ function configCard(base, config) {
       await put(`${base}/config`, cfg);
       clear(out, notice("ok", "Config applied; the connector restarts with it."));
     } catch (err) {
-      const reasons = Object.entries((err instanceof ApiError && err.errors) || {}).map(([k, v]) => h("li", {}, `${k}: ${v.join(" ")}`));
+      const reasons = Object.entries((err instanceof ApiError && err.errors) || {}).flatMap(([k, v]) => [...new Set(v)].map((r) => h("li", {}, `${k}: ${r}`)));
       clear(out, notice("error", err.message, reasons.length ? h("ul", {}, reasons) : null));
     }
   });
@@ -156,10 +238,11 @@ async function offsetsSection(base, state, message, reload) {
     return section("Offsets", notice("error", err.message));
   }
   const stopped = state === "STOPPED";
+  const json = (v) => JSON.stringify(v, null, 1).replace(/\n\s*/g, " ");
   return section(
-    "Offsets",
+    `Offsets (${offsets.length})`,
     offsets.length
-      ? table(["Partition", "Offset"], offsets.map((o) => h("tr", {}, h("td", { class: "mono" }, JSON.stringify(o.partition)), h("td", { class: "mono" }, JSON.stringify(o.offset)))), { "aria-label": "Offsets" })
+      ? table(["Partition", "Offset"], offsets.map((o) => h("tr", {}, h("td", { class: "mono" }, json(o.partition)), h("td", { class: "mono" }, json(o.offset)))), { "aria-label": "Offsets" })
       : empty("No committed offsets"),
     h(
       "div",
@@ -167,7 +250,7 @@ async function offsetsSection(base, state, message, reload) {
       h("button", {
         type: "button",
         class: "danger",
-        disabled: !stopped,
+        disabled: !stopped || !offsets.length,
         onclick: async () => {
           if (!confirm("Reset this connector's offsets? It starts from the beginning when resumed.")) return;
           try {
@@ -189,7 +272,7 @@ function topicsCard(topics, config) {
   const link = (t) => h("a", { href: `#/topics/${enc(t)}` }, t);
   return section(
     "Topics",
-    topics.length ? h("ul", {}, topics.map((t) => h("li", {}, link(t), " — ", h("a", { href: `#/topics/${enc(t)}?browse=1` }, "browse messages")))) : empty("No topics used yet"),
+    topics.length ? h("ul", {}, topics.map((t) => h("li", {}, link(t), " — ", h("a", { href: `#/topics/${enc(t)}?tab=messages` }, "browse messages")))) : empty("No topics used yet"),
     h("h3", {}, "Dead-letter topic"),
     dlq ? h("p", {}, link(dlq)) : h("p", { class: "hint" }, `None (set ${DLQ_KEY} with errors.tolerance=all).`),
   );

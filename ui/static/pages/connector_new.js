@@ -39,32 +39,55 @@ function pluginChooser(plugins, panel) {
   ];
 }
 
-function inputFor(key) {
+/** The allowed values of a key from the plugin's JSON Schema (enum, or an enum in anyOf). */
+function choicesOf(schema, name) {
+  const prop = schema?.properties?.[name];
+  if (!prop) return null;
+  const resolve = (p) => (p.$ref ? schema.$defs?.[p.$ref.split("/").pop()] || {} : p);
+  const direct = resolve(prop);
+  if (Array.isArray(direct.enum)) return direct.enum;
+  for (const option of prop.anyOf || []) {
+    const r = resolve(option);
+    if (Array.isArray(r.enum)) return r.enum;
+  }
+  return null;
+}
+
+const hasDefault = (key) => typeof key.default_value === "string" && key.default_value !== "";
+
+function inputFor(key, schema) {
   const id = `field-${key.name.replace(/[^a-zA-Z0-9_-]/g, "-")}`;
   const attrs = { id, name: key.name, "aria-describedby": `${id}-help ${id}-err` };
+  const choices = choicesOf(schema, key.name);
   let input;
   if (key.type === "BOOLEAN") {
     input = h("select", attrs, h("option", { value: "" }, "(default)"), h("option", { value: "true" }, "true"), h("option", { value: "false" }, "false"));
+  } else if (choices) {
+    const none = hasDefault(key) ? `(default: ${key.default_value})` : key.required ? "Choose…" : "(not set)";
+    input = h("select", attrs, h("option", { value: "" }, none), choices.map((c) => h("option", { value: String(c) }, String(c))));
   } else if (["INT", "LONG", "SHORT", "DOUBLE"].includes(key.type)) {
     input = h("input", { ...attrs, inputmode: "decimal" });
   } else {
     input = h("input", { ...attrs, type: key.type === "PASSWORD" ? "password" : "text" });
   }
-  if (key.default_value !== null && key.default_value !== "" && key.type !== "BOOLEAN") input.placeholder = key.default_value;
+  if (hasDefault(key) && input.tagName === "INPUT") input.placeholder = key.default_value;
   const label = `${key.display_name || key.name}${key.required ? " *" : ""}`;
-  const help = [key.documentation, key.default_value ? ` Default: ${key.default_value}.` : ""].join("");
+  const help = [key.documentation, hasDefault(key) ? ` Default: ${key.default_value}.` : ""].join("");
   return h(
     "div",
     { class: "field", "data-field": key.name },
     h("label", { for: id }, label, key.display_name && key.display_name !== key.name ? [" ", h("code", { class: "muted" }, key.name)] : null),
     input,
     h("p", { class: "hint", id: `${id}-help` }, help),
-    h("p", { class: "field-error", id: `${id}-err` }),
+    h("ul", { class: "field-error", id: `${id}-err` }),
   );
 }
 
 async function showForm(panel, plugin) {
-  const keys = await get(`/connector-plugins/${enc(plugin.class)}/config`);
+  const [keys, schema] = await Promise.all([
+    get(`/connector-plugins/${enc(plugin.class)}/config`),
+    get(`/console/api/connector-plugins/${enc(plugin.class)}/schema`).catch(() => null),
+  ]);
   const common = [
     { name: "name", type: "STRING", required: true, documentation: "A unique name for this connector." },
     { name: "tasks.max", type: "INT", required: false, default_value: "1", documentation: "Most tasks to run." },
@@ -79,8 +102,8 @@ async function showForm(panel, plugin) {
     "form",
     { novalidate: true, "aria-label": `${plugin.class} connector` },
     h("h2", {}, plugin.class, " ", h("small", { class: "muted" }, plugin.type)),
-    h("div", { class: "fields" }, common.concat(primary).map(inputFor)),
-    advanced.length ? h("details", {}, h("summary", {}, `Advanced settings (${advanced.length})`), h("div", { class: "fields" }, advanced.map(inputFor))) : null,
+    h("div", { class: "fields" }, common.concat(primary).map((k) => inputFor(k, schema))),
+    advanced.length ? h("details", {}, h("summary", {}, `Advanced settings (${advanced.length})`), h("div", { class: "fields" }, advanced.map((k) => inputFor(k, schema)))) : null,
     summary,
     h(
       "div",
@@ -130,16 +153,17 @@ async function showForm(panel, plugin) {
 
 function showErrors(form, summary, errors, message) {
   const unplaced = [];
+  errors = Object.fromEntries(Object.entries(errors || {}).map(([k, v]) => [k, [...new Set([].concat(v))]]));
   for (const field of form.querySelectorAll("[data-field]")) {
     const reasons = errors[field.dataset.field];
     const input = field.querySelector("input, select");
-    field.querySelector(".field-error").textContent = reasons ? reasons.join(" ") : "";
+    clear(field.querySelector(".field-error"), (reasons || []).map((r) => h("li", {}, r)));
     if (reasons) input.setAttribute("aria-invalid", "true");
     else input.removeAttribute("aria-invalid");
     if (reasons && field.closest("details")) field.closest("details").open = true;
   }
   for (const [name, reasons] of Object.entries(errors)) {
-    if (!form.querySelector(`[data-field="${CSS.escape(name)}"]`)) unplaced.push(`${name}: ${reasons.join(" ")}`);
+    if (!form.querySelector(`[data-field="${CSS.escape(name)}"]`)) unplaced.push(...reasons.map((r) => `${name}: ${r}`));
   }
   const count = Object.keys(errors).length;
   if (!count && !message) {
@@ -187,7 +211,7 @@ function pasteForm() {
       await post("/connectors", body);
       location.hash = `#/connectors/${enc(body.name)}`;
     } catch (err) {
-      const reasons = Object.entries(err.errors || {}).map(([k, v]) => h("li", {}, `${k}: ${v.join(" ")}`));
+      const reasons = Object.entries(err.errors || {}).flatMap(([k, v]) => [...new Set([].concat(v))].map((r) => h("li", {}, `${k}: ${r}`)));
       clear(summary, notice("error", err.message, reasons.length ? h("ul", {}, reasons) : null));
     }
   });

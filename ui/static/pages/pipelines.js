@@ -4,6 +4,7 @@
 
 import { ApiError, del, enc, get, post } from "../api.js";
 import { badge, clear, empty, fmtNum, h, notice, section, table } from "../dom.js";
+import { dataTable } from "../table.js";
 
 const secs = (t) => (t ? new Date(t * 1000).toISOString().replace("T", " ").slice(0, 19) + " UTC" : "—");
 
@@ -30,37 +31,39 @@ export async function renderPipelines(main) {
   const pipelines = await optional("/pipelines");
   if (pipelines === null) return unavailable(main);
   const templates = (await optional("/pipelines/templates")) || [];
-  // Pipelines usually read this cluster: offer its brokers as bootstrap_servers.
-  const bootstrap = await get("/console/api/overview").then((o) => o.brokers.map((b) => `${b.host}:${b.port}`).join(","), () => "");
+  // Pipelines usually read this cluster: start from its brokers, topics and allowed paths.
+  const defaults = await get("/console/api/pipelines/defaults").catch(() => ({ bootstrap_servers: "", topics: [] }));
   const message = h("div", { "aria-live": "polite" });
   const list = Array.isArray(pipelines) ? pipelines : [];
+  const listTable = dataTable({
+    label: "Pipelines",
+    sort: [0, 1],
+    emptyTitle: "No pipelines yet",
+    emptyHint: "Create one from a template below.",
+    columns: [
+      { label: "Name", value: (p) => p.name, render: (p) => h("a", { href: `#/pipelines/${enc(p.name)}` }, p.name) },
+      { label: "Template", value: (p) => p.template || "" },
+      { label: "Schedule", value: (p) => p.schedule || "manual", cls: "mono" },
+      { label: "State", value: (p) => p.state, render: (p) => badge(p.state) },
+      { label: "Last run", value: (p) => p.last_run?.started || 0, text: (p) => (p.last_run ? p.last_run.state : "never"), render: (p) => (p.last_run ? [badge(p.last_run.state), " ", secs(p.last_run.started)] : "never") },
+      { label: "", sortable: false, value: () => "", render: (p) => h("button", { type: "button", class: "small", onclick: () => act(message, `Run ${p.name}`, () => post(`/pipelines/${enc(p.name)}/run`)) }, `Run ${p.name} now`) },
+    ],
+  });
+  listTable.update(list);
+  const templateTable = dataTable({
+    label: "Templates",
+    filter: false,
+    columns: [
+      { label: "Template", value: (t) => t.name, cls: "mono" },
+      { label: "What it does", value: (t) => t.description || "—" },
+    ],
+  });
+  templateTable.update(templates);
   main.append(
     message,
-    section(
-      "Pipelines",
-      list.length
-        ? table(
-            ["Name", "Template", "Schedule", "State", "Last run", ""],
-            list.map((p) =>
-              h(
-                "tr",
-                {},
-                h("td", {}, h("a", { href: `#/pipelines/${enc(p.name)}` }, p.name)),
-                h("td", {}, p.template || "—"),
-                h("td", { class: "mono" }, p.schedule || "manual"),
-                h("td", {}, badge(p.state)),
-                h("td", {}, p.last_run ? [badge(p.last_run.state), " ", secs(p.last_run.started)] : "never"),
-                h("td", {}, h("button", { type: "button", onclick: () => act(message, `Run ${p.name}`, () => post(`/pipelines/${enc(p.name)}/run`)) }, `Run ${p.name} now`)),
-              ),
-            ),
-            { "aria-label": "Pipelines" },
-          )
-        : empty("No pipelines yet", "Create one from a template below."),
-    ),
-    templates.length ? createCard(templates, bootstrap) : null,
-    templates.length
-      ? section("Templates", table(["Template", "What it does"], templates.map((t) => h("tr", {}, h("td", { class: "mono" }, t.name), h("td", {}, t.description || "—"))), { "aria-label": "Templates" }))
-      : null,
+    section("Pipelines", listTable.element),
+    templates.length ? createCard(templates, defaults) : null,
+    templates.length ? section("Templates", templateTable.element) : null,
   );
 }
 
@@ -87,18 +90,39 @@ function skeleton(schema, defs = schema?.$defs || {}, depth = 0) {
   return out;
 }
 
-function createCard(templates, bootstrap) {
+/** A config of each built-in template that validates as it is, on this cluster's brokers, its
+ * first topic and a checkpoint under file.allowed.paths; others start from their schema. */
+function starter(template, defaults, name) {
+  const safe = (name || "my-pipeline").replace(/[^A-Za-z0-9._-]/g, "-");
+  const input = { bootstrap_servers: defaults.bootstrap_servers || "", topics: [defaults.topics?.[0] || "input-topic"], starting_offsets: "earliest" };
+  const common = { input, checkpoint_dir: `${defaults.checkpoint_root || "./checkpoints"}/${safe}` };
+  const starters = {
+    log_aggregation: () => ({ ...common, format: "json", window: "1 minute", watermark: "10 minutes", output_topic: `${safe}-counts` }),
+    metrics_rollup: () => ({ ...common, windows: ["1 minute", "1 hour"], watermark: "2 minutes", output_topic: `${safe}-rollups` }),
+    cdc_to_table: () => ({ ...common, key: ["id"], columns: { id: "long", name: "string" },
+      output_table: { url: `sqlite:///${defaults.file_root || "."}/${safe}.db`, table: safe.replace(/[^A-Za-z0-9_]/g, "_") } }),
+    clean_dedupe_enrich: () => ({ ...common, fields: { id: "string", published_at: "string" }, key: ["id"], event_time: "published_at", watermark: "1 hour", output_topic: `${safe}-clean` }),
+    sql: () => ({ checkpoint_dir: common.checkpoint_dir, views: { events: { input } }, statement: "SELECT * FROM events", output_topic: `${safe}-out` }),
+  };
+  if (starters[template.name]) return starters[template.name]();
+  const cfg = skeleton(template.config_schema);
+  if (cfg.input && typeof cfg.input === "object") Object.assign(cfg.input, input);
+  if ("checkpoint_dir" in cfg) cfg.checkpoint_dir = common.checkpoint_dir;
+  return cfg;
+}
+
+function createCard(templates, defaults) {
   const select = h("select", { id: "pipeline-template", name: "template" }, templates.map((t) => h("option", { value: t.name }, t.name)));
-  const config = h("textarea", { id: "pipeline-config", name: "config", rows: 10, spellcheck: "false" });
+  const config = h("textarea", { id: "pipeline-config", name: "config", rows: 14, spellcheck: "false" });
+  const nameInput = h("input", { id: "pipeline-name", name: "name", required: true });
+  let filled = "";
   const fill = () => {
     const t = templates.find((x) => x.name === select.value);
-    const cfg = skeleton(t?.config_schema);
-    for (const part of [cfg, ...Object.values(cfg)]) {
-      if (part && typeof part === "object" && part.bootstrap_servers === "") part.bootstrap_servers = bootstrap;
-    }
-    config.value = JSON.stringify(cfg, null, 2);
+    filled = JSON.stringify(starter(t, defaults, nameInput.value.trim()), null, 2);
+    config.value = filled;
   };
   select.addEventListener("change", fill);
+  nameInput.addEventListener("input", () => { if (config.value === filled) fill(); }); // untouched: follow the name
   fill();
   const out = h("div", { "aria-live": "polite" });
   const form = h(
@@ -107,12 +131,13 @@ function createCard(templates, bootstrap) {
     h(
       "div",
       { class: "inline" },
-      h("div", {}, h("label", { for: "pipeline-name" }, "Name"), h("input", { id: "pipeline-name", name: "name", required: true })),
+      h("div", {}, h("label", { for: "pipeline-name" }, "Name"), nameInput),
       h("div", {}, h("label", { for: "pipeline-template" }, "Template"), select),
       h("div", {}, h("label", { for: "pipeline-schedule" }, "Schedule (cron, UTC; empty = manual)"), h("input", { id: "pipeline-schedule", name: "schedule", placeholder: "*/15 * * * *" })),
     ),
     h("label", { for: "pipeline-config" }, "Template config (JSON)"),
     config,
+    h("p", { class: "hint" }, "Pre-filled with a config that works on this cluster: edit topics, outputs and settings as needed. Local paths must lie under file.allowed.paths."),
     out,
     h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Create pipeline")),
   );
@@ -131,8 +156,8 @@ function createCard(templates, bootstrap) {
       await post("/pipelines", { name, template: data.get("template"), config: cfg, schedule: String(data.get("schedule")).trim() || null });
       location.hash = `#/pipelines/${enc(name)}`;
     } catch (err) {
-      const reasons = Object.entries(err.errors || {}).map(([k, v]) => h("li", {}, `${k}: ${[].concat(v).join(" ")}`));
-      clear(out, notice("error", err.message, reasons.length ? h("ul", {}, reasons) : null));
+      const reasons = Object.entries(err.errors || {}).flatMap(([k, v]) => [...new Set([].concat(v))].map((r) => h("li", {}, h("code", {}, k || "config"), `: ${r}`)));
+      clear(out, notice("error", err.message, reasons.length ? h("ul", { "aria-label": "Config errors" }, reasons) : null));
     }
   });
   return section("Create a pipeline", form);
@@ -186,13 +211,32 @@ export async function renderPipeline(main, name) {
       section(
         `Recent runs (${runs.length})`,
         runs.length
-          ? table(["Run", "Trigger", "Started", "Finished", "Exit code", "State"], runs.map((r) =>
+          ? table(["Run", "Trigger", "Started", "Finished", "Exit code", "State", ""], runs.map((r) =>
               h("tr", {}, h("td", { class: "mono" }, r.id), h("td", {}, r.trigger || "—"), h("td", {}, secs(r.started)),
-                h("td", {}, secs(r.finished)), h("td", { class: "num" }, r.exit_code ?? "—"), h("td", {}, badge(r.state)))),
+                h("td", {}, secs(r.finished)), h("td", { class: "num" }, r.exit_code ?? "—"), h("td", {}, badge(r.state)),
+                h("td", {}, h("button", { type: "button", class: "small", onclick: () => { shownLog = r.id; showLog(); } }, `Log of ${r.id}`)))),
             { "aria-label": "Runs" })
           : empty("No runs yet", "Run it now, or wait for its schedule."),
       ),
+      logBox,
     );
+    if (!shownLog && runs.length) shownLog = runs[0].id;
+    if (shownLog) await showLog();
+  }
+  let shownLog = null;
+  const logBox = h("div");
+  async function showLog() {
+    let text;
+    try {
+      text = await get(`/pipelines/${enc(name)}/runs/${enc(shownLog)}/log`);
+    } catch (err) {
+      text = null;
+      clear(logBox, section(`Log of run ${shownLog}`, notice("error", err.message)));
+      return;
+    }
+    const pre = h("pre", { class: "log", "aria-label": "Run log" }, text?.message ?? text ?? "");
+    clear(logBox, section(`Log of run ${shownLog}`, String(pre.textContent).trim() ? pre : h("p", { class: "hint" }, "The run has written nothing yet.")));
+    pre.scrollTop = pre.scrollHeight;
   }
   await refresh();
   const timer = setInterval(() => refresh().catch(() => {}), 3000);

@@ -1,60 +1,55 @@
-// Topics: list with partitions, size, end offsets, retention and rate; create a topic.
+// Topics: list with partitions, size, end offsets, retention and rate (sortable, filterable,
+// internal topics on request); create a topic.
 
 import { enc, get, post } from "../api.js";
-import { clear, empty, fmtBytes, fmtMs, fmtNum, fmtRate, h, notice, section, table } from "../dom.js";
+import { clear, fmtBytes, fmtMs, fmtNum, fmtRate, h, notice, section } from "../dom.js";
+import { dataTable } from "../table.js";
 
 export async function renderTopics(main) {
-  const filter = h("input", { id: "topic-filter", type: "search", placeholder: "Filter by name", "aria-label": "Filter topics" });
   const internal = h("input", { id: "show-internal", type: "checkbox" });
-  const body = h("div");
+  const table = dataTable({
+    label: "Topics",
+    sort: [0, 1],
+    emptyTitle: "No topics yet",
+    emptyHint: "Create one above, or start a source connector.",
+    columns: [
+      { label: "Name", value: (r) => r.name, render: (r) => [h("a", { href: `#/topics/${enc(r.name)}` }, r.name), r.internal ? h("span", { class: "muted" }, " (internal)") : null] },
+      { label: "Partitions", value: (r) => r.partitions, num: true },
+      { label: "Messages", value: (r) => r.messages, render: (r) => fmtNum(r.messages), num: true },
+      { label: "End offsets", value: (r) => Object.values(r.end_offsets).reduce((a, b) => a + b, 0), render: (r) => fmtNum(Object.values(r.end_offsets).reduce((a, b) => a + b, 0)), num: true },
+      { label: "Size", value: (r) => r.size_bytes, render: (r) => fmtBytes(r.size_bytes), num: true },
+      {
+        label: "Retention",
+        value: (r) => Number(r["retention.ms"] ?? 0),
+        text: (r) => fmtMs(r["retention.ms"]),
+        render: (r) => [fmtMs(r["retention.ms"]), r["retention.bytes"] && r["retention.bytes"] !== "-1" ? ` / ${fmtBytes(Number(r["retention.bytes"]))}` : ""],
+      },
+      { label: "Cleanup", value: (r) => r["cleanup.policy"] || "" },
+      { label: "Msgs/s", value: (r) => r.messages_per_sec, render: (r) => fmtRate(r.messages_per_sec), num: true },
+    ],
+  });
+  const message = h("div");
   clear(
     main,
     h("h1", {}, "Topics"),
     createForm(),
     section(
       "All topics",
-      h("div", { class: "inline" }, h("div", {}, filter), h("label", { class: "check", for: "show-internal" }, internal, "Show internal topics")),
-      body,
+      h("label", { class: "check", for: "show-internal" }, internal, "Show internal topics"),
+      message,
+      h("div", { class: "live-kafka" }, table.element),
     ),
   );
   let rows = [];
-  const draw = () => {
-    const needle = filter.value.trim().toLowerCase();
-    const shown = rows.filter((r) => (internal.checked || !r.internal) && r.name.toLowerCase().includes(needle));
-    if (!shown.length) {
-      clear(body, empty(rows.length ? "No topic matches" : "No topics yet", "Create one above, or start a source connector."));
-      return;
-    }
-    clear(
-      body,
-      table(
-        ["Name", ["Partitions", "num"], ["Messages", "num"], ["End offsets", "num"], ["Size", "num"], "Retention", "Cleanup", ["Msgs/s", "num"]],
-        shown.map((r) =>
-          h(
-            "tr",
-            {},
-            h("td", {}, h("a", { href: `#/topics/${enc(r.name)}` }, r.name), r.internal ? h("span", { class: "muted" }, " (internal)") : null),
-            h("td", { class: "num" }, r.partitions),
-            h("td", { class: "num" }, fmtNum(r.messages)),
-            h("td", { class: "num" }, fmtNum(Object.values(r.end_offsets).reduce((a, b) => a + b, 0))),
-            h("td", { class: "num" }, fmtBytes(r.size_bytes)),
-            h("td", {}, fmtMs(r["retention.ms"]), r["retention.bytes"] && r["retention.bytes"] !== "-1" ? ` / ${fmtBytes(Number(r["retention.bytes"]))}` : ""),
-            h("td", {}, r["cleanup.policy"] || "—"),
-            h("td", { class: "num" }, fmtRate(r.messages_per_sec)),
-          ),
-        ),
-        { "aria-label": "Topics" },
-      ),
-    );
-  };
-  filter.addEventListener("input", draw);
+  const draw = () => table.update(rows.filter((r) => internal.checked || !r.internal));
   internal.addEventListener("change", draw);
   const refresh = async () => {
     try {
       rows = await get("/console/api/topics");
+      clear(message);
       draw();
     } catch (err) {
-      clear(body, notice("error", err.message));
+      if (err.status !== 503 && err.status !== 0) clear(message, notice("error", err.message));
     }
   };
   await refresh();

@@ -1,0 +1,1 @@
+"""Cluster mode: ZooKeeper membership, the controller and replication (docs/cluster.md)."""

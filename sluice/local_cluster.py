@@ -1,0 +1,161 @@
+"""``sluice up --brokers N``: ZooKeeper plus N brokers on one machine, for watching failover on a
+laptop. Not a production deployment (see compose/ for that): everything runs as children of
+the ``sluice up`` process and dies with it.
+
+ZooKeeper is Debian's ``zookeeper`` package run as a standalone server (``zoo.cfg`` written
+under ``<data dir>/zookeeper``, admin HTTP server off, ``tickTime=500`` so a killed broker is
+noticed within the 6 s session timeout the brokers ask for). Brokers are ``BrokerProcess``
+children (the same as the single-node ``sluice up`` uses) with ids 1..N on consecutive ports
+from ``--broker-port``, data in ``<data dir>/broker-<id>``, replication factor min(3, N) for
+new topics, ``__consumer_offsets`` and the hub's internal topics.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from sluice.errors import LocalClusterError
+
+log = logging.getLogger(__name__)
+
+ZK_JAR = Path("/usr/share/java/zookeeper.jar")
+ZK_CONF_DIR = Path("/etc/zookeeper/conf_example")
+SESSION_TIMEOUT_MS = 6000
+
+
+def zookeeper_installed() -> bool:
+    return ZK_JAR.exists()
+
+
+def _srvr(port: int) -> str:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+            sock.sendall(b"srvr")
+            return sock.recv(4096).decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _die_with_parent() -> None:  # runs in the forked child before exec
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
+class ZooKeeperProcess:
+    def __init__(self, directory: Path, port: int) -> None:
+        self.directory = directory
+        self.port = port
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 60.0) -> None:
+        if not zookeeper_installed():
+            raise LocalClusterError(
+                f"{ZK_JAR} not found: install ZooKeeper (apt-get install zookeeper) to run "
+                "several brokers, or run `sluice up` without --brokers"
+            )
+        if _srvr(self.port):
+            raise LocalClusterError(f"port {self.port} is in use; pick --zookeeper-port")
+        data = self.directory / "data"
+        data.mkdir(parents=True, exist_ok=True)
+        cfg = self.directory / "zoo.cfg"
+        cfg.write_text(
+            f"tickTime=500\ndataDir={data}\nclientPort={self.port}\n"
+            "clientPortAddress=127.0.0.1\nadmin.enableServer=false\nmaxSessionTimeout=60000\n"
+            "4lw.commands.whitelist=srvr,ruok\n"
+        )
+        out = open(self.directory / "zookeeper.log", "ab")  # noqa: SIM115 - owned by the child
+        self.proc = subprocess.Popen(
+            ["java", "-Xmx256m", "-cp", f"{ZK_CONF_DIR}:{ZK_JAR}",
+             "org.apache.zookeeper.server.ZooKeeperServerMain", str(cfg)],
+            stdout=out, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
+            # its own session: a terminal's Ctrl-C (sent to the whole foreground group) must not
+            # stop ZooKeeper under the brokers; ``stop`` ends it after them
+            start_new_session=True,
+        )  # fmt: skip
+        out.close()
+        deadline = time.monotonic() + timeout
+        while "Mode: standalone" not in _srvr(self.port):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise LocalClusterError(
+                    f"ZooKeeper did not start; see {self.directory / 'zookeeper.log'}"
+                )
+            time.sleep(0.1)
+        log.info("zookeeper listening", extra={"address": f"127.0.0.1:{self.port}"})
+
+    def stop(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+class LocalCluster:
+    def __init__(
+        self, data_dir: Path, host: str, first_port: int, brokers: int, zk_port: int,
+        log_level: str | None,
+    ) -> None:  # fmt: skip
+        self.data_dir = data_dir
+        self.host = host
+        self.first_port = first_port
+        self.size = brokers
+        self.zookeeper = ZooKeeperProcess(data_dir / "zookeeper", zk_port)
+        self.log_level = log_level
+        self.brokers: list[Any] = []
+
+    @property
+    def replication_factor(self) -> int:
+        return min(3, self.size)
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(b.bootstrap for b in self.brokers)
+
+    def start(self) -> None:
+        from broker.config import BrokerConfig
+        from sluice.broker_process import BrokerProcess
+
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.zookeeper.start()
+        rf = self.replication_factor
+        try:
+            for i in range(1, self.size + 1):
+                config = BrokerConfig(
+                    data_dir=self.data_dir / f"broker-{i}",
+                    host=self.host,
+                    port=self.first_port + i - 1 if self.first_port else 0,
+                    node_id=i,
+                    zookeeper_connect=f"127.0.0.1:{self.zookeeper.port}/sluice",
+                    zookeeper_session_timeout_ms=SESSION_TIMEOUT_MS,
+                    default_replication_factor=rf,
+                    offsets_topic_replication_factor=rf,
+                    group_initial_rebalance_delay_ms=0,
+                )
+                broker = BrokerProcess(config, self.log_level)
+                broker.start()
+                self.brokers.append(broker)
+        except Exception:
+            self.stop()
+            raise
+        log.info("local cluster up", extra={"brokers": self.bootstrap, "pid": os.getpid()})
+
+    def stop(self) -> None:
+        for broker in reversed(self.brokers):
+            broker.stop()
+        self.brokers = []
+        self.zookeeper.stop()
