@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import socket
 import struct
+from dataclasses import replace
 from datetime import timedelta
 
 from kio.schema.api_versions.v0.request import ApiVersionsRequest
 from kio.schema.errors import ErrorCode
+from kio.schema.fetch.v12.request import FetchPartition, FetchRequest, FetchTopic
 from kio.schema.metadata.v12.request import MetadataRequest, MetadataRequestTopic
 from kio.schema.produce.v9.request import PartitionProduceData, ProduceRequest, TopicProduceData
 
@@ -111,3 +114,34 @@ def test_client_vanishing_mid_frame_does_not_disturb_others(broker):
         with WireClient(broker.host, broker.port) as leaving:
             leaving.send_raw(struct.pack(">i", 100) + b"\x00\x03")
         assert other.call(ApiVersionsRequest()).error_code == ErrorCode.none
+
+
+def test_a_client_resetting_while_its_request_waits_is_not_a_handler_crash(broker, topic_name):
+    """A client that resets the connection while its request is parked (a long-poll Fetch)
+    leaves the broker answering into a closed transport (uvloop raises there, the stdlib loop
+    only warns): that is a lost connection, not a crash to log with a traceback."""
+    with WireClient(broker.host, broker.port) as setup:
+        setup.call(
+            MetadataRequest(
+                topics=(MetadataRequestTopic(topic_id=None, name=topic_name),),
+                allow_auto_topic_creation=True, include_topic_authorized_operations=False,
+            )
+        )  # fmt: skip
+    fetch = FetchRequest(
+        max_wait=timedelta(milliseconds=200), min_bytes=1, max_bytes=1 << 20,
+        topics=(FetchTopic(topic=topic_name, partitions=(
+            FetchPartition(fetch_offset=0, partition=0, partition_max_bytes=1 << 20),
+        )),),
+        forgotten_topics_data=(),
+    )  # fmt: skip
+    for _ in range(5):
+        client = WireClient(broker.host, broker.port)
+        client.send(fetch)
+        # linger 0: close sends an RST, so the broker's transport closes under the parked fetch
+        client.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        client.close()
+    # A witness fetch parked after them, for longer, is answered after theirs have expired.
+    with WireClient(broker.host, broker.port) as witness:
+        witness.call(replace(fetch, max_wait=timedelta(milliseconds=400)))
+        assert witness.call(ApiVersionsRequest()).error_code == ErrorCode.none
+    assert "connection task failed" not in broker.log()
