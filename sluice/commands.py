@@ -89,10 +89,12 @@ def register(app: typer.Typer) -> None:
             "group_initial_rebalance_delay_ms": 0, "metrics_port": broker_metrics_port,
         }  # fmt: skip
         # No --broker-config: the hub logs in on a listener of its own and reserves its
-        # internal topics (sluice.hub_login); --broker-config replaces all of this.
-        secure_default = broker_config_file is None and brokers == 1
+        # internal topics (sluice.hub_login); --broker-config replaces all of this. A local
+        # cluster's brokers also replicate over that listener, as the hub.
+        secure_default = broker_config_file is None
+        cluster = brokers > 1
         try:
-            overrides = hub_login.broker_overrides(broker_host) if secure_default else []
+            overrides = hub_login.broker_overrides(broker_host, cluster) if secure_default else []
             broker_config: Any = build_config(broker_config_file, overrides, flags)
         except (ValueError, OSError) as exc:
             fail(str(exc), code=2)
@@ -100,7 +102,10 @@ def register(app: typer.Typer) -> None:
             config, "", rest_port, host, data_dir, _console_metrics(broker_config)
         )
         try:  # only once every setting is valid: writes the hub's credential
-            login = hub_login.prepare(data_dir) if secure_default else None
+            login = None
+            if secure_default:  # a cluster's stores are in ZooKeeper, filled once it runs
+                prepare = hub_login.cluster_login if cluster else hub_login.prepare
+                login = prepare(data_dir)
         except (ValueError, OSError) as exc:
             fail(str(exc), code=2)
         node = Node(

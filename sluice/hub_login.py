@@ -22,6 +22,13 @@ A single embedded broker started without ``--broker-config`` therefore gets:
 
 The files are written before the broker takes its data-directory lock: both writes are
 idempotent and a second broker on the same directory fails to start anyway.
+
+``sluice up --brokers N`` (``sluice.local_cluster``) gets the same default, with two changes:
+the credential and the ACLs live in ZooKeeper (Kafka's layout, which the brokers watch), written
+by ``prepare_zookeeper`` once ZooKeeper runs and before the first broker starts; and the
+brokers replicate over their ``HUB`` listeners logged in as ``sluice-hub``
+(``inter_broker_login``). Over the PLAINTEXT listener they would be ``User:ANONYMOUS``, and the
+CLUSTER_ACTION a follower needs would then be every anonymous client's too.
 """
 
 from __future__ import annotations
@@ -30,12 +37,17 @@ import logging
 import os
 import secrets
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from kazoo.client import KazooClient
+
+    from broker.config import BrokerConfig
     from broker.security.acl import AclBinding
+    from broker.security.scram import ScramCredential
 
 log = logging.getLogger(__name__)
 
@@ -67,19 +79,37 @@ class HubLogin:
         }
 
 
-def broker_overrides(broker_host: str | None) -> list[str]:
+def broker_overrides(broker_host: str | None, cluster: bool = False) -> list[str]:
     """``key=value`` properties for ``build_config``: the users' PLAINTEXT listener first (the
-    ``--broker-host``/``--broker-port`` flags move it), the hub's SASL listener on loopback."""
+    ``--broker-host``/``--broker-port`` flags move it), the hub's SASL listener on loopback.
+    ``cluster``: the brokers replicate over ``HUB`` (their login: ``inter_broker_login``)."""
     host = broker_host or "127.0.0.1"
+    inter_broker = [
+        f"inter.broker.listener.name={HUB_LISTENER}",
+        f"sasl.mechanism.inter.broker.protocol={MECHANISM}",
+    ] if cluster else ["inter.broker.listener.name=PLAINTEXT"]  # fmt: skip
     return [
         f"listeners=PLAINTEXT://{host}:9092,{HUB_LISTENER}://127.0.0.1:0",
         f"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,{HUB_LISTENER}:SASL_PLAINTEXT",
-        "inter.broker.listener.name=PLAINTEXT",
+        *inter_broker,
         f"listener.name.{HUB_LISTENER.lower()}.sasl.enabled.mechanisms={MECHANISM}",
         "authorizer.class.name=kafka.security.authorizer.AclAuthorizer",
         "allow.everyone.if.no.acl.found=true",
         f"super.users={HUB_PRINCIPAL}",
     ]
+
+
+def inter_broker_login(config: BrokerConfig, login: HubLogin) -> BrokerConfig:
+    """``config`` with the brokers' own login on ``HUB`` (``listener.name.hub.scram-sha-512.
+    sasl.jaas.config``), added here rather than in ``broker_overrides`` so the password only
+    ever sits in ``BrokerConfig.security``, which no ``repr`` or log line shows."""
+    key = f"listener.name.{HUB_LISTENER.lower()}.{MECHANISM.lower()}.sasl.jaas.config"
+    password = login.password.replace("\\", "\\\\").replace('"', '\\"')  # an edited file
+    jaas = (
+        "org.apache.kafka.common.security.scram.ScramLoginModule required "
+        f'username="{login.username}" password="{password}";'
+    )
+    return replace(config, security={**config.security, key: jaas})
 
 
 def prepare(data_dir: Path) -> HubLogin:
@@ -89,6 +119,42 @@ def prepare(data_dir: Path) -> HubLogin:
     _store_credential(data_dir, password)
     _seed_cluster_acls(data_dir)
     return HubLogin(HUB_USER, password)
+
+
+def cluster_login(data_dir: Path) -> HubLogin:
+    """``--brokers N``: the password only; the rest goes to ZooKeeper (``prepare_zookeeper``)
+    once it runs."""
+    return HubLogin(HUB_USER, ensure_password(data_dir))
+
+
+def cluster_setup(
+    config: BrokerConfig, login: HubLogin, reserved: list[AclBinding]
+) -> dict[str, Any]:
+    """``LocalCluster``'s ``base`` and ``prepare`` for this default: brokers made from
+    ``config`` that replicate as the hub, and a ZooKeeper that holds the hub's credential, the
+    CLUSTER ACLs and ``reserved`` (``reserved_acls``) before the first broker starts."""
+    acls = [*cluster_acls(), *reserved]
+    return {
+        "base": inter_broker_login(config, login),
+        "prepare": partial(prepare_zookeeper, login=login, acls=acls),
+    }
+
+
+def prepare_zookeeper(zk: KazooClient, login: HubLogin, acls: list[AclBinding]) -> None:
+    """Cluster mode's ``prepare``: the hub's SCRAM credential under ``/config/users`` and
+    ``acls`` under ``/kafka-acl*``, in the brokers' chroot before any broker starts. Both are
+    idempotent: a restart rewrites nothing that is already there."""
+    from broker.security import acl_store_zk, scram_zk
+    from broker.security.scram import ScramCredential
+
+    current = scram_zk.read_users(zk).get(login.username, {}).get(MECHANISM)
+    if current is None or not _matches(current, login.password):
+        fresh = ScramCredential.from_password(MECHANISM, login.password)
+        scram_zk.alter_users(zk, {(login.username, MECHANISM): fresh}, set())
+    present = set(acl_store_zk.read_all(zk))
+    missing = [acl for acl in acls if acl not in present]
+    if missing:
+        acl_store_zk.apply(zk, missing, [])
 
 
 def ensure_password(data_dir: Path) -> str:
@@ -131,21 +197,27 @@ def _read_password(path: Path) -> str:
 
 def _store_credential(data_dir: Path, password: str) -> None:
     """Writes the hub user's SCRAM credential unless the stored one already matches."""
-    import hashlib
-    import hmac
-
     from broker.security.scram import FileScramStore, ScramCredential
 
     store = FileScramStore(data_dir)
     current = store.get(HUB_USER, MECHANISM)
-    if current is not None:
-        salted = hashlib.pbkdf2_hmac("sha512", password.encode(), current.salt, current.iterations)
-        again = ScramCredential.from_salted_password(
-            MECHANISM, salted, current.salt, current.iterations
-        )
-        if hmac.compare_digest(again.stored_key, current.stored_key):
-            return
+    if current is not None and _matches(current, password):
+        return
     store.alter({(HUB_USER, MECHANISM): ScramCredential.from_password(MECHANISM, password)}, set())
+
+
+def _matches(current: ScramCredential, password: str) -> bool:
+    """Whether ``current`` was made from ``password`` (same salt and iterations, same key)."""
+    import hashlib
+    import hmac
+
+    from broker.security.scram import ScramCredential
+
+    salted = hashlib.pbkdf2_hmac("sha512", password.encode(), current.salt, current.iterations)
+    again = ScramCredential.from_salted_password(
+        MECHANISM, salted, current.salt, current.iterations
+    )
+    return hmac.compare_digest(again.stored_key, current.stored_key)
 
 
 def cluster_acls() -> list[AclBinding]:

@@ -8,6 +8,11 @@ noticed within the 6 s session timeout the brokers ask for). Brokers are ``Broke
 children (the same as the single-node ``sluice up`` uses) with ids 1..N on consecutive ports
 from ``--broker-port``, data in ``<data dir>/broker-<id>``, replication factor min(3, N) for
 new topics, ``__consumer_offsets`` and the hub's internal topics.
+
+Every broker's config is ``base`` (``sluice up``'s: the default listeners and authorizer of
+``sluice.hub_login``) with its own id, port and data directory. ``prepare`` runs against the
+brokers' ZooKeeper chroot after ZooKeeper is up and before the first broker starts: what must
+be in ZooKeeper before any client can connect (the hub's credential and ACLs) is written there.
 """
 
 from __future__ import annotations
@@ -19,16 +24,24 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sluice.errors import LocalClusterError
+
+if TYPE_CHECKING:
+    from kazoo.client import KazooClient
+
+    from broker.config import BrokerConfig
 
 log = logging.getLogger(__name__)
 
 ZK_JAR = Path("/usr/share/java/zookeeper.jar")
 ZK_CONF_DIR = Path("/etc/zookeeper/conf_example")
 SESSION_TIMEOUT_MS = 6000
+CHROOT = "/sluice"
 
 
 def zookeeper_installed() -> bool:
@@ -105,10 +118,29 @@ class ZooKeeperProcess:
             proc.wait()
 
 
+@contextlib.contextmanager
+def _kazoo(hosts: str) -> Iterator[KazooClient]:
+    from kazoo.client import KazooClient
+
+    # kazoo logs every connect and close at INFO; the brokers' own lines say what matters
+    logging.getLogger("kazoo.client").setLevel(logging.WARNING)
+    zk = KazooClient(hosts=hosts, timeout=SESSION_TIMEOUT_MS / 1000)
+    zk.start(timeout=30)
+    try:
+        yield zk
+    finally:
+        zk.stop()
+        zk.close()
+
+
 class LocalCluster:
+    """ZooKeeper and ``brokers`` ``BrokerProcess``es; ``start``/``bootstrap``/``stop`` like one
+    broker (see the module docstring for ``base`` and ``prepare``)."""
+
     def __init__(
         self, data_dir: Path, host: str, first_port: int, brokers: int, zk_port: int,
-        log_level: str | None,
+        log_level: str | None, *, base: BrokerConfig | None = None,
+        prepare: Callable[[KazooClient], None] | None = None,
     ) -> None:  # fmt: skip
         self.data_dir = data_dir
         self.host = host
@@ -116,6 +148,8 @@ class LocalCluster:
         self.size = brokers
         self.zookeeper = ZooKeeperProcess(data_dir / "zookeeper", zk_port)
         self.log_level = log_level
+        self.base = base
+        self.prepare = prepare
         self.brokers: list[Any] = []
 
     @property
@@ -124,7 +158,12 @@ class LocalCluster:
 
     @property
     def bootstrap(self) -> str:
+        """Every broker's first listener (the users')."""
         return ",".join(b.bootstrap for b in self.brokers)
+
+    def listener_bootstrap(self, name: str) -> str:
+        """Every broker's listener called ``name``, at its bound port."""
+        return ",".join(b.listener_bootstrap(name) for b in self.brokers)
 
     def start(self) -> None:
         from broker.config import BrokerConfig
@@ -133,14 +172,18 @@ class LocalCluster:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.zookeeper.start()
         rf = self.replication_factor
+        base = self.base if self.base is not None else BrokerConfig()
         try:
+            if self.prepare is not None:
+                self._prepare_zookeeper(self.prepare)
             for i in range(1, self.size + 1):
-                config = BrokerConfig(
+                config = replace(
+                    base,
                     data_dir=self.data_dir / f"broker-{i}",
                     host=self.host,
                     port=self.first_port + i - 1 if self.first_port else 0,
                     node_id=i,
-                    zookeeper_connect=f"127.0.0.1:{self.zookeeper.port}/sluice",
+                    zookeeper_connect=f"127.0.0.1:{self.zookeeper.port}{CHROOT}",
                     zookeeper_session_timeout_ms=SESSION_TIMEOUT_MS,
                     default_replication_factor=rf,
                     offsets_topic_replication_factor=rf,
@@ -153,6 +196,15 @@ class LocalCluster:
             self.stop()
             raise
         log.info("local cluster up", extra={"brokers": self.bootstrap, "pid": os.getpid()})
+
+    def _prepare_zookeeper(self, prepare: Callable[[KazooClient], None]) -> None:
+        """Runs ``prepare`` on a kazoo client in the brokers' chroot, which is created first
+        (as a broker would: a chrooted client cannot create its own root)."""
+        hosts = f"127.0.0.1:{self.zookeeper.port}"
+        with _kazoo(hosts) as bare:
+            bare.ensure_path(CHROOT)
+        with _kazoo(hosts + CHROOT) as zk:
+            prepare(zk)
 
     def stop(self) -> None:
         for broker in reversed(self.brokers):

@@ -115,19 +115,14 @@ class Node:
         from sluice.embedded_broker import EmbeddedBroker
 
         if settings.cluster_size > 1:
-            from sluice.local_cluster import LocalCluster
-
-            c = settings.config
-            self.broker = LocalCluster(
-                c.data_dir, c.host, c.port, settings.cluster_size, settings.zookeeper_port,
-                self.config.log_level,
-            )  # fmt: skip
+            self.broker = self._local_cluster(settings)
         elif settings.in_thread:
             self.broker = EmbeddedBroker(settings.config)
         else:
             self.broker = BrokerProcess(settings.config, self.config.log_level)
-        if settings.hub_login is not None and self.worker_config is not None:
-            from sluice.hub_login import reserve_topics
+        login = settings.hub_login
+        if login is not None and self.worker_config is not None and settings.cluster_size == 1:
+            from sluice.hub_login import reserve_topics  # a cluster's: in ZooKeeper
 
             reserve_topics(
                 settings.config.data_dir, self._internal_topics(), self.worker_config.group_id
@@ -145,6 +140,23 @@ class Node:
             if settings.cluster_size > 1:
                 raw["replication.factor"] = self.broker.replication_factor
             self.worker_config = type(self.worker_config).from_mapping(raw)
+
+    def _local_cluster(self, settings: BrokerSettings) -> Any:
+        """``--brokers N``; with the hub's login, secured by ``hub_login.cluster_setup``."""
+        from sluice import hub_login
+        from sluice.local_cluster import LocalCluster
+
+        c, login, worker = settings.config, settings.hub_login, self.worker_config
+        secure: dict[str, Any] = {}
+        if login is not None:
+            reserved = []
+            if worker is not None:
+                reserved = hub_login.reserved_acls(self._internal_topics(), worker.group_id)
+            secure = hub_login.cluster_setup(c, login, reserved)
+        return LocalCluster(
+            c.data_dir, c.host, c.port, settings.cluster_size, settings.zookeeper_port,
+            self.config.log_level, **secure,
+        )  # fmt: skip
 
     def _protect_internal_topics(self) -> None:
         """With an authorizer on the cluster, only the hub's principal may use its config,
