@@ -25,6 +25,23 @@ INT_MAX = 2**31 - 1  # Kafka's Int.MaxValue: "no limit" for connection counts
 
 
 @dataclass(frozen=True)
+class ZkDigest:
+    """A ZooKeeper ``digest`` identity (``user:password``), the password kept out of ``repr``.
+
+    Not a Kafka property (Kafka logs in to ZooKeeper with SASL/JAAS, which is not implemented):
+    only code sets it (``sluice up --brokers N``, ``sluice.hub_login``)."""
+
+    username: str
+    password: str = field(repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.username or ":" in self.username:
+            raise ValueError("a ZooKeeper digest user name is non-empty and has no ':'")
+        if not self.password:
+            raise ValueError("a ZooKeeper digest password must not be empty")
+
+
+@dataclass(frozen=True)
 class BrokerConfig:
     """Immutable settings of one broker process."""
 
@@ -121,6 +138,12 @@ class BrokerConfig:
     """``zookeeper.connect``: ``host:port[,host:port...][/chroot]``; None = single node."""
     zookeeper_session_timeout_ms: int = 18_000
     zookeeper_connection_timeout_ms: int | None = None
+    zookeeper_digest: ZkDigest | None = field(default=None, repr=False)
+    """Not a property (no key of server.properties sets it): when set, the broker's ZooKeeper
+    clients log in with this ``digest`` identity and create every node, the chroot included,
+    readable and writable by it alone (``broker.cluster.zk_client``). ``sluice up --brokers N``
+    sets it; None = no ZooKeeper authentication, nodes open to every client (Kafka's
+    ``zookeeper.set.acl=false``)."""
     default_replication_factor: int = 1
     unclean_leader_election_enable: bool = False
     replica_lag_time_max_ms: int = 30_000

@@ -23,12 +23,15 @@ A single embedded broker started without ``--broker-config`` therefore gets:
 The files are written before the broker takes its data-directory lock: both writes are
 idempotent and a second broker on the same directory fails to start anyway.
 
-``sluice up --brokers N`` (``sluice.local_cluster``) gets the same default, with two changes:
+``sluice up --brokers N`` (``sluice.local_cluster``) gets the same default, with three changes:
 the credential and the ACLs live in ZooKeeper (Kafka's layout, which the brokers watch), written
-by ``prepare_zookeeper`` once ZooKeeper runs and before the first broker starts; and the
-brokers replicate over their ``HUB`` listeners logged in as ``sluice-hub``
-(``inter_broker_login``). Over the PLAINTEXT listener they would be ``User:ANONYMOUS``, and the
-CLUSTER_ACTION a follower needs would then be every anonymous client's too.
+by ``prepare_zookeeper`` once ZooKeeper runs and before the first broker starts; the brokers
+replicate over their ``HUB`` listeners logged in as ``sluice-hub`` (``inter_broker_login``),
+since over the PLAINTEXT listener they would be ``User:ANONYMOUS`` and the CLUSTER_ACTION a
+follower needs would then be every anonymous client's too; and everything that talks to that
+ZooKeeper logs in as ``sluice-hub`` with the same password (ZooKeeper's ``digest`` scheme,
+``BrokerConfig.zookeeper_digest``) and makes every node its own, so no other local process can
+rewrite the ACLs or the credential there.
 """
 
 from __future__ import annotations
@@ -131,11 +134,16 @@ def cluster_setup(
     config: BrokerConfig, login: HubLogin, reserved: list[AclBinding]
 ) -> dict[str, Any]:
     """``LocalCluster``'s ``base`` and ``prepare`` for this default: brokers made from
-    ``config`` that replicate as the hub, and a ZooKeeper that holds the hub's credential, the
-    CLUSTER ACLs and ``reserved`` (``reserved_acls``) before the first broker starts."""
+    ``config`` that replicate as the hub and log in to ZooKeeper as the hub (``digest``
+    ``sluice-hub:<its password>``, every node theirs alone), and a ZooKeeper that holds the
+    hub's credential, the CLUSTER ACLs and ``reserved`` (``reserved_acls``) before the first
+    broker starts."""
+    from broker.config import ZkDigest
+
     acls = [*cluster_acls(), *reserved]
+    zookeeper = ZkDigest(login.username, login.password)
     return {
-        "base": inter_broker_login(config, login),
+        "base": replace(inter_broker_login(config, login), zookeeper_digest=zookeeper),
         "prepare": partial(prepare_zookeeper, login=login, acls=acls),
     }
 

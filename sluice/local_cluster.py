@@ -13,6 +13,14 @@ Every broker's config is ``base`` (``sluice up``'s: the default listeners and au
 ``sluice.hub_login``) with its own id, port and data directory. ``prepare`` runs against the
 brokers' ZooKeeper chroot after ZooKeeper is up and before the first broker starts: what must
 be in ZooKeeper before any client can connect (the hub's credential and ACLs) is written there.
+
+ZooKeeper authentication: when ``base`` carries a ``zookeeper_digest`` (``sluice up``'s default:
+``sluice-hub`` and the hub's password), every client of that ZooKeeper logs in with it, the
+chroot is created by ``prepare_chroot`` with a digest ACL granting that identity alone, and every
+node below inherits the same ACL (the brokers' ``default_acl``): a local process that reaches
+the ZooKeeper port reads and writes nothing under ``/sluice``. A chroot that exists but is not
+that identity's (a replaced password file, a cluster made before ZooKeeper authentication, or a
+node created by someone else first) stops the start with one line saying what to do.
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from sluice.errors import LocalClusterError
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
 
-    from broker.config import BrokerConfig
+    from broker.config import BrokerConfig, ZkDigest
 
 log = logging.getLogger(__name__)
 
@@ -119,18 +127,61 @@ class ZooKeeperProcess:
 
 
 @contextlib.contextmanager
-def _kazoo(hosts: str) -> Iterator[KazooClient]:
+def _kazoo(hosts: str, digest: ZkDigest | None) -> Iterator[KazooClient]:
     from kazoo.client import KazooClient
+
+    # (importing zk_client also keeps kazoo's debug line with the password out of the logs)
+    from broker.cluster.zk_client import digest_auth
 
     # kazoo logs every connect and close at INFO; the brokers' own lines say what matters
     logging.getLogger("kazoo.client").setLevel(logging.WARNING)
-    zk = KazooClient(hosts=hosts, timeout=SESSION_TIMEOUT_MS / 1000)
+    zk = KazooClient(hosts=hosts, timeout=SESSION_TIMEOUT_MS / 1000, **digest_auth(digest))
     zk.start(timeout=30)
     try:
         yield zk
     finally:
         zk.stop()
         zk.close()
+
+
+def prepare_chroot(
+    hosts: str, chroot: str, digest: ZkDigest | None,
+    prepare: Callable[[KazooClient], None] | None, data_dir: Path,
+) -> None:  # fmt: skip
+    """Creates ``chroot`` (as a broker would: a chrooted client cannot create its own root)
+    and runs ``prepare`` on a client inside it. With ``digest`` both clients log in with it,
+    the chroot is created with its ACL, and an existing chroot must carry exactly that ACL;
+    otherwise LocalClusterError says what to do (``data_dir``: the cluster's, for the
+    message)."""
+    from kazoo.exceptions import NoAuthError
+    from kazoo.security import make_digest_acl
+
+    try:
+        with _kazoo(hosts, digest) as bare:
+            bare.ensure_path(chroot)
+            owned = True
+            if digest is not None:
+                acls, _ = bare.get_acls(chroot)
+                owned = acls == [make_digest_acl(digest.username, digest.password, all=True)]
+        if owned and prepare is not None:
+            with _kazoo(hosts + chroot, digest) as zk:
+                prepare(zk)
+    except NoAuthError:
+        owned = False
+    if not owned:
+        raise LocalClusterError(_not_ours(chroot, digest, data_dir))
+
+
+def _not_ours(chroot: str, digest: ZkDigest | None, data_dir: Path) -> str:
+    from sluice.hub_login import PASSWORD_FILE
+
+    user = digest.username if digest is not None else "anonymous"
+    return (
+        f"ZooKeeper's {chroot} does not belong to the {user} login of this cluster (its "
+        "password file was replaced, or the cluster was made before ZooKeeper "
+        f"authentication): restore {data_dir / PASSWORD_FILE}, or delete "
+        f"{data_dir / 'zookeeper'} and {data_dir / 'broker-*'} to start an empty cluster"
+    )
 
 
 class LocalCluster:
@@ -174,8 +225,9 @@ class LocalCluster:
         rf = self.replication_factor
         base = self.base if self.base is not None else BrokerConfig()
         try:
-            if self.prepare is not None:
-                self._prepare_zookeeper(self.prepare)
+            if self.prepare is not None or base.zookeeper_digest is not None:
+                prepare_chroot(f"127.0.0.1:{self.zookeeper.port}", CHROOT,
+                               base.zookeeper_digest, self.prepare, self.data_dir)  # fmt: skip
             for i in range(1, self.size + 1):
                 config = replace(
                     base,
@@ -196,15 +248,6 @@ class LocalCluster:
             self.stop()
             raise
         log.info("local cluster up", extra={"brokers": self.bootstrap, "pid": os.getpid()})
-
-    def _prepare_zookeeper(self, prepare: Callable[[KazooClient], None]) -> None:
-        """Runs ``prepare`` on a kazoo client in the brokers' chroot, which is created first
-        (as a broker would: a chrooted client cannot create its own root)."""
-        hosts = f"127.0.0.1:{self.zookeeper.port}"
-        with _kazoo(hosts) as bare:
-            bare.ensure_path(CHROOT)
-        with _kazoo(hosts + CHROOT) as zk:
-            prepare(zk)
 
     def stop(self) -> None:
         for broker in reversed(self.brokers):

@@ -69,6 +69,7 @@ class ClusterNode:
             config.zookeeper_session_timeout_ms,
             loop,
             config.zookeeper_connection_timeout_ms,
+            config.zookeeper_digest,
         )
         self.zk.on_new_session = self._on_new_session
         self.zk.on_disconnect = self._on_session_lost

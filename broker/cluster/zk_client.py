@@ -14,6 +14,12 @@ re-arm themselves after reconnecting.
 
 Chroot: ``host:port/chroot`` works as in Kafka; the chroot node is created if missing (with a
 client without the chroot), as Kafka's ``createChrootIfNecessary`` does.
+
+Authentication: with ``BrokerConfig.zookeeper_digest`` both clients log in with ZooKeeper's
+``digest`` scheme and create every node (the chroot too) with a digest ACL granting that
+identity everything and no one else anything (``digest_auth``). kazoo logs the request that
+carries ``user:password`` at DEBUG (below the WARNING set here); ``_HideAuth`` drops that line
+even when someone lowers the level.
 """
 
 from __future__ import annotations
@@ -23,17 +29,48 @@ import concurrent.futures
 import functools
 import logging
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kazoo.client import KazooClient, KazooState
+from kazoo.protocol.serialization import Auth
 from kazoo.protocol.states import ZnodeStat
 from kazoo.retry import KazooRetry
+from kazoo.security import make_digest_acl
+
+if TYPE_CHECKING:
+    from broker.config import ZkDigest
 
 log = logging.getLogger(__name__)
 # kazoo logs every connect/close at INFO; our own lines say what matters (quiet by default).
 logging.getLogger("kazoo.client").setLevel(logging.WARNING)
 
 T = TypeVar("T")
+
+
+class _HideAuth(logging.Filter):
+    """Drops kazoo's "Sending request: Auth(..., auth='user:password')" debug line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        return not any(isinstance(arg, Auth) for arg in args)
+
+
+# A client's connection logs through the client's logger ("kazoo.client" by default).
+for _name in ("kazoo.client", "kazoo.protocol.connection"):
+    _logger = logging.getLogger(_name)
+    if not any(isinstance(f, _HideAuth) for f in _logger.filters):
+        _logger.addFilter(_HideAuth())
+
+
+def digest_auth(digest: ZkDigest | None) -> dict[str, Any]:
+    """``KazooClient`` keyword arguments that log in as ``digest`` and make every node created
+    readable, writable and administrable by that identity only; ``{}`` for None."""
+    if digest is None:
+        return {}
+    return {
+        "auth_data": [("digest", f"{digest.username}:{digest.password}")],
+        "default_acl": [make_digest_acl(digest.username, digest.password, all=True)],
+    }
 
 
 def split_connect(connect: str) -> tuple[str, str]:
@@ -51,6 +88,7 @@ class ZkClient:
         session_timeout_ms: int,
         loop: asyncio.AbstractEventLoop,
         connection_timeout_ms: int | None = None,
+        digest: ZkDigest | None = None,
     ) -> None:
         self.connect = connect
         self.hosts, self.chroot = split_connect(connect)
@@ -58,11 +96,13 @@ class ZkClient:
         self._session_timeout_s = session_timeout_ms / 1000
         self._connect_timeout_s = (connection_timeout_ms or session_timeout_ms) / 1000
         self._pool = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="zk-call")
+        self._auth = digest_auth(digest)
         self.kazoo = KazooClient(
             hosts=self.hosts + self.chroot,
             timeout=self._session_timeout_s,
             connection_retry=KazooRetry(max_tries=-1, max_delay=1.0),
             command_retry=KazooRetry(max_tries=3, max_delay=1.0),
+            **self._auth,
         )
         self.on_new_session: Callable[[], None] | None = None
         self.on_disconnect: Callable[[], None] | None = None
@@ -78,7 +118,7 @@ class ZkClient:
         await self._run(functools.partial(self.kazoo.start, timeout=self._connect_timeout_s))
 
     def _ensure_chroot(self) -> None:
-        bare = KazooClient(hosts=self.hosts, timeout=self._session_timeout_s)
+        bare = KazooClient(hosts=self.hosts, timeout=self._session_timeout_s, **self._auth)
         bare.start(timeout=self._connect_timeout_s)
         try:
             bare.ensure_path(self.chroot)

@@ -2,13 +2,16 @@
 default security of ``sluice up`` (docs/security.md, "The default `sluice up` broker"):
 anonymous clients on the users' listeners, the hub (and the brokers between themselves) as
 ``sluice-hub`` on the ``HUB`` listeners, the hub's topics and the cluster's ACLs out of anonymous
-reach. One start serves every test of the module but the last; the tests only read and add."""
+reach, and ZooKeeper's nodes out of everyone's but ``sluice-hub``'s (digest authentication).
+One start serves the tests that take ``up``; they only read and add."""
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -30,6 +33,9 @@ from confluent_kafka.admin import (
     ResourcePatternType,
     ResourceType,
 )
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoAuthError, NoNodeError
+from kazoo.security import OPEN_ACL_UNSAFE, make_digest_acl
 
 from tests.fixtures.broker import wait_until
 from tests.fixtures.hub import create_connector, free_port
@@ -46,6 +52,7 @@ class Up:
     log: Path
     data_dir: Path
     rest_port: int
+    zk_port: int
 
     def text(self) -> str:
         return self.log.read_text()
@@ -72,27 +79,53 @@ class Up:
         }  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
-    root = tmp_path_factory.mktemp("up")
-    log, rest = root / "up.log", free_port()
+def _start(root: Path, log_name: str = "up.log") -> Up:
+    """``sluice up --brokers 3`` on ``root / "data"`` (its output in ``root / log_name``)."""
+    log, rest, zk_port = root / log_name, free_port(), free_port()
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "sluice", "up", "--data-dir", str(root / "data"),
              "--brokers", "3", "--broker-port", "0", "--rest-port", str(rest),
-             "--zookeeper-port", str(free_port()), "--schema-registry-port", "0"],
+             "--zookeeper-port", str(zk_port), "--schema-registry-port", "0"],
             stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ),
         )  # fmt: skip
-    running = Up(proc, log, root / "data", rest)
+    return Up(proc, log, root / "data", rest, zk_port)
+
+
+def _wait_for_hub(running: Up) -> None:
+    wait_until(lambda: "hub listening" in running.text() or running.proc.poll() is not None,
+               120, "hub listening")  # fmt: skip
+    assert running.proc.poll() is None, running.text()[-4000:]
+
+
+def _stop(running: Up) -> None:
+    running.proc.send_signal(signal.SIGTERM)
+    code = running.proc.wait(90)
+    assert code == 0, running.text()[-4000:]
+
+
+@pytest.fixture(scope="module")
+def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
+    running = _start(tmp_path_factory.mktemp("up"))
     try:
-        wait_until(lambda: "hub listening" in log.read_text() or proc.poll() is not None, 120,
-                   "hub listening")  # fmt: skip
-        assert proc.poll() is None, log.read_text()[-4000:]
+        _wait_for_hub(running)
         yield running
     finally:
-        proc.send_signal(signal.SIGTERM)
-        code = proc.wait(90)
-    assert code == 0, log.read_text()[-4000:]
+        _stop(running)
+
+
+def _zookeeper(port: int, password: str | None = None) -> KazooClient:
+    """A started kazoo client on the cluster's ZooKeeper; logged in as sluice-hub with
+    ``password``, else anonymous."""
+    auth = [("digest", f"sluice-hub:{password}")] if password is not None else None
+    zk = KazooClient(hosts=f"127.0.0.1:{port}", auth_data=auth)
+    zk.start(timeout=30)
+    return zk
+
+
+def _close(zk: KazooClient) -> None:
+    zk.stop()
+    zk.close()
 
 
 def _delivery_errors(bootstrap: str, topic: str, values: list[bytes], **extra: Any) -> list[Any]:
@@ -203,10 +236,94 @@ def test_the_hubs_password_stays_in_its_file(up: Up) -> None:
     assert password not in (up.data_dir / "zookeeper" / "zookeeper.log").read_text()
 
 
+def test_zookeeper_is_the_hubs_alone(up: Up) -> None:
+    """No one but sluice-hub reads or writes a node under /sluice, nor changes its ACL: the
+    reserved ACLs, the hub's credential and the brokers' registrations are out of reach."""
+    anonymous = _zookeeper(up.zk_port)
+    try:
+        with pytest.raises(NoAuthError):
+            anonymous.get_children("/sluice/kafka-acl/Topic")
+        with pytest.raises(NoAuthError):
+            anonymous.create("/sluice/kafka-acl/Topic/x", b'{"version":1,"acls":[]}')
+        with pytest.raises(NoAuthError):
+            anonymous.set("/sluice/kafka-acl/Topic/sluice-connect-configs", b"{}")
+        with pytest.raises(NoAuthError):
+            anonymous.get("/sluice/config/users/sluice-hub")
+        with pytest.raises(NoAuthError):
+            anonymous.create("/sluice/config/users/mallory", b"{}")
+        with pytest.raises(NoAuthError):
+            anonymous.set_acls("/sluice", OPEN_ACL_UNSAFE)
+        with pytest.raises(NoAuthError):
+            anonymous.delete("/sluice", recursive=True)
+    finally:
+        _close(anonymous)
+
+    # the hub's login may all of it (so the refusals above are ACLs, not missing nodes), and
+    # every node it or the brokers created carries exactly its ACL
+    hub = _zookeeper(up.zk_port, up.password)
+    try:
+        assert "sluice-connect-configs" in hub.get_children("/sluice/kafka-acl/Topic")
+        hub.create("/sluice/zkauth-probe", b"x")
+        hub.delete("/sluice/zkauth-probe")
+        owned = [make_digest_acl("sluice-hub", up.password, all=True)]
+        unowned, pending = [], ["/sluice"]
+        while pending:
+            path = pending.pop()
+            try:
+                if hub.get_acls(path)[0] != owned:
+                    unowned.append(path)
+                pending.extend(f"{path}/{child}" for child in hub.get_children(path))
+            except NoNodeError:  # a change notification consumed meanwhile
+                continue
+        assert hub.exists("/sluice/brokers/ids/3") and hub.exists("/sluice/controller")
+        assert unowned == []
+    finally:
+        _close(hub)
+
+
+def test_the_password_is_on_no_command_line(up: Up) -> None:
+    """Brokers get their config (the ZooKeeper and SCRAM password with it) through a pipe."""
+    password = up.password.encode()
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                assert password not in (proc / "cmdline").read_bytes(), proc.name
+            except OSError:  # gone meanwhile, or not ours to read
+                continue
+
+
+def test_a_restart_keeps_zookeeper_and_a_lost_password_is_one_line(
+    tmp_path: Path,
+) -> None:
+    """Stopped and started again, the cluster finds its digest-ACL'd nodes with the same
+    password; with the password file gone, the start stops with a line saying what to do."""
+    first = _start(tmp_path, "first.log")
+    try:
+        _wait_for_hub(first)
+    finally:
+        _stop(first)
+    again = _start(tmp_path, "again.log")
+    try:
+        _wait_for_hub(again)
+        topics = AdminClient(again.hub_client_config()).list_topics(timeout=20).topics
+        assert "sluice-connect-configs" in topics
+    finally:
+        _stop(again)
+
+    (tmp_path / "data" / "hub-broker.password").unlink()
+    lost = _start(tmp_path, "lost.log")
+    assert lost.proc.wait(90) == 1, lost.text()[-4000:]
+    text = lost.text()
+    assert "does not belong to the sluice-hub login" in text, text[-4000:]
+    assert f"restore {tmp_path / 'data' / 'hub-broker.password'}" in text
+    assert "Traceback" not in text
+    assert lost.password not in text  # the new one
+    with pytest.raises(OSError):  # and ZooKeeper stopped with it
+        socket.create_connection(("127.0.0.1", lost.zk_port), timeout=5).close()
+
+
 def test_zookeeper_is_prepared_once(zk_chroot: str, tmp_path: Path) -> None:
     """A restart finds the credential and the ACLs in ZooKeeper and writes neither again."""
-    from kazoo.client import KazooClient
-
     from sluice import hub_login
 
     hosts, chroot = zk_chroot.split("/", 1)
@@ -229,3 +346,53 @@ def test_zookeeper_is_prepared_once(zk_chroot: str, tmp_path: Path) -> None:
     finally:
         zk.stop()
         zk.close()
+
+
+def test_a_chroot_that_is_not_the_logins_is_refused(
+    zk_chroot: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``prepare_chroot``: created with the digest ACL, prepared again with the same password,
+    refused (in one line naming the password file) with another password or when someone
+    created the chroot first; kazoo's debug line with the password never reaches a log."""
+    from broker.config import ZkDigest
+    from sluice.errors import LocalClusterError
+    from sluice.local_cluster import prepare_chroot
+
+    hosts, name = zk_chroot.split("/", 1)
+    chroot = "/" + name
+    mine = ZkDigest("sluice-hub", "first-secret-0f3a")
+    theirs = ZkDigest("sluice-hub", "second-secret-9b2c")
+    prepared: list[KazooClient] = []
+    prepare_chroot(hosts, chroot, mine, prepared.append, tmp_path)
+    prepare_chroot(hosts, chroot, mine, prepared.append, tmp_path)  # a restart
+    assert len(prepared) == 2
+    anonymous = KazooClient(hosts=hosts)
+    anonymous.start(timeout=30)
+    try:
+        with pytest.raises(NoAuthError):
+            anonymous.create(chroot + "/x")
+        with pytest.raises(LocalClusterError) as replaced:
+            prepare_chroot(hosts, chroot, theirs, prepared.append, tmp_path)
+        assert len(prepared) == 2
+        message = str(replaced.value)
+        assert "\n" not in message and str(tmp_path / "hub-broker.password") in message
+        assert "first-secret-0f3a" not in message and "second-secret-9b2c" not in message
+
+        anonymous.ensure_path(chroot + "-open")  # someone was first, with an open ACL
+        with pytest.raises(LocalClusterError):
+            prepare_chroot(hosts, chroot + "-open", mine, prepared.append, tmp_path)
+        assert len(prepared) == 2
+    finally:
+        _close(anonymous)
+
+    from broker.cluster.zk_client import digest_auth
+
+    caplog.set_level(logging.DEBUG, logger="kazoo.client")  # what a debugging user would do
+    client = KazooClient(hosts=hosts + chroot, **digest_auth(mine))
+    client.start(timeout=30)
+    try:
+        client.get_children("/")
+    finally:
+        _close(client)
+    assert "Sending request" in caplog.text  # kazoo did log its requests
+    assert "first-secret-0f3a" not in caplog.text and "second-secret-9b2c" not in caplog.text

@@ -46,6 +46,22 @@ def test_unknown_keys_are_refused_by_name() -> None:
         to_config_fields({"ssl.principal.mapping.rules": "DEFAULT"})
 
 
+def test_the_zookeeper_digest_is_no_property(tmp_path: Path) -> None:
+    """``BrokerConfig.zookeeper_digest`` is set by code only (``sluice up --brokers N``): no
+    key of a properties file or ``-o`` reaches it, and its password is in no repr."""
+    from broker.config import ZkDigest
+
+    for key in ("zookeeper.digest", "zookeeper_digest"):
+        with pytest.raises(PropertiesError, match=key.replace(".", r"\.")):
+            build_config(None, [f"{key}=sluice-hub:pw"], {})
+    digest = ZkDigest("sluice-hub", "secret-7d1e")
+    config = BrokerConfig(zookeeper_digest=digest)
+    assert "secret-7d1e" not in repr(config) and "secret-7d1e" not in repr(digest)
+    assert "zookeeper_digest" not in repr(config)
+    with pytest.raises(ValueError):
+        ZkDigest("a:b", "pw")
+
+
 def test_listeners_are_parsed_kafka_style() -> None:
     fields = to_config_fields({
         "listeners": "PLAINTEXT://127.0.0.1:9092,CLIENT://0.0.0.0:9093",
