@@ -31,6 +31,7 @@ partition (a leader changed its ISR meanwhile) just triggers another pass.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 from typing import TYPE_CHECKING
@@ -171,13 +172,12 @@ class Controller:
         retry = False
         if writes:
             results = await self.zk.run(self._write_states, writes)
-            for (tp, _, new), error in zip(writes, results, strict=True):
+            outcomes = list(zip(writes, results, strict=True))
+            _log_decisions([(tp, new) for (tp, _, new), error in outcomes if error is None])
+            for (tp, _, _), error in outcomes:
                 if error is None:
-                    log.info(
-                        "[%s-%d] leader %d epoch %d isr %s", tp[0], tp[1], new.leader,
-                        new.leader_epoch, list(new.isr),
-                    )  # fmt: skip
-                elif isinstance(error, BadVersionError | NodeExistsError | NoNodeError):
+                    continue
+                if isinstance(error, BadVersionError | NodeExistsError | NoNodeError):
                     retry = True
                 elif isinstance(error, _FencedError):
                     self.resign()
@@ -344,3 +344,29 @@ class Controller:
 
 class _FencedError(Exception):
     """Another controller bumped the epoch: this one must stop acting."""
+
+
+LISTED_DECISIONS = 5
+"""Up to this many leadership changes in one pass get a line each; more get one summary line
+(a broker's controlled shutdown moves every partition it leads) and a line each at DEBUG."""
+
+
+def _log_decisions(written: list[tuple[TopicPartition, PartitionState]]) -> None:
+    """Logs the partition states this pass wrote. A new partition's first state (epoch 0) is
+    part of creating its topic, logged there, so it is DEBUG here."""
+    changes = [(tp, new) for tp, new in written if new.leader_epoch > 0]
+    listed = len(changes) <= LISTED_DECISIONS
+    for tp, new in written:
+        level = logging.INFO if listed and new.leader_epoch > 0 else logging.DEBUG
+        log.log(level, "[%s-%d] leader %d epoch %d isr %s", tp[0], tp[1], new.leader,
+                new.leader_epoch, list(new.isr))  # fmt: skip
+    if not listed:
+        leaders = collections.Counter(new.leader for _, new in changes)
+        log.info(
+            "partition leadership changed",
+            extra={
+                "partitions": len(changes),
+                "topics": ",".join(sorted({tp[0] for tp, _ in changes})),
+                "leaders": ",".join(f"{b}:{n}" for b, n in sorted(leaders.items())),
+            },
+        )

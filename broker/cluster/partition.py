@@ -79,7 +79,9 @@ class Partition:
             for r in replicas
             if r != self.broker_id
         }
-        log.info(
+        # DEBUG: the controller logs each decision once (broker.cluster.controller); a line
+        # per partition on every broker would be 150 for one 50-partition topic.
+        log.debug(
             "%s became leader at epoch %d, isr %s, log end %d, high watermark %d",
             self.ident, state.leader_epoch, list(state.isr), self.log.log_end_offset,
             self.log.high_watermark,
@@ -91,7 +93,7 @@ class Partition:
         self._apply(state, replicas)
         self.followers = {}
         self.fail_waiters(ErrorCode.not_leader_or_follower)
-        log.info(
+        log.debug(
             "%s following broker %d at epoch %d%s", self.ident, state.leader, state.leader_epoch,
             " (was leader)" if was_leader else "",
         )  # fmt: skip

@@ -134,7 +134,10 @@ class GroupCoordinator(TxnOffsetsMixin):
         self.offsets.forget_groups(
             g for g in self.offsets.groups() if self.topic.partition_for(g) == partition
         )
-        log.info("unloaded %d groups of %s-%d", dropped, TOPIC, partition)
+        log.log(
+            logging.INFO if dropped else logging.DEBUG,
+            "unloaded %d groups of %s-%d", dropped, TOPIC, partition,
+        )  # fmt: skip
 
     async def wait_durable(self, group_id: str) -> ErrorCode:
         """Cluster mode: waits until the group's last write is replicated (acks=all)."""
@@ -163,7 +166,10 @@ class GroupCoordinator(TxnOffsetsMixin):
                 )
         for group_id in self.offsets.groups():
             self.groups.get_or_create(group_id)
-        log.info(
+        # Cluster mode loads one partition at a time as this broker becomes its leader: a
+        # line for each partition that held no group would be 50 lines of nothing.
+        log.log(
+            logging.INFO if metadata or partitions is None else logging.DEBUG,
             "loaded %d groups from %d partitions of %s",
             len(self.groups.groups),
             self.topic.partitions,

@@ -62,7 +62,7 @@ if _kafka_log.level == logging.NOTSET:
 _filter = _RepeatFilter()  # on each logger that logs itself (filters do not propagate)
 for _name in ("kafka.coordinator", "kafka.coordinator.heartbeat", "kafka.net.manager",
               "kafka.net.connection", "kafka.net.transport", "kafka.net.selector",
-              "kafka.cluster"):  # fmt: skip
+              "kafka.cluster", "kafka.net.sasl.scram", "kafka.net.sasl.plain"):  # fmt: skip
     logging.getLogger(_name).addFilter(_filter)
 
 
