@@ -203,7 +203,7 @@ class WorkerSinkTask(WorkerTask):
             # or batches on time (rotate.schedule.interval.ms) can close a quiet one promptly.
             started = time.perf_counter()
             if self._deliver(batch):
-                self.metrics.put(len(batch), started)
+                self.metrics.put(_records_put(batch), started)
                 for (topic, partition), offset in offsets.items():
                     self.current[TopicPartition(topic, partition)] = offset
             if self.commit_requested or time.monotonic() >= next_commit:
@@ -369,3 +369,13 @@ class WorkerSinkTask(WorkerTask):
                 self.consumer.close()
             if self.chain is not None:
                 close_chain(self.chain)
+
+
+def _records_put(batch: list[SinkRecord] | SinkRecordBatch) -> int:
+    """How many records ``put`` accepted, without building what the sink did not ask for: a
+    settled batch whose records were never built converted cleanly, one record per message
+    (``SinkRecordBatch.settle``), while ``len`` would build them all (2.5x the CPU per
+    message of a file sink that writes the columns)."""
+    if type(batch) is SinkRecordBatch and not batch.materialised:
+        return batch.message_count
+    return len(batch)
