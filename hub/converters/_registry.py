@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import threading
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from hub.api import ConfigError, ConfigModel, DataError, RetriableError
+from hub.api import ConfigError, ConfigModel, Converter, DataError, RetriableError
 from schema_registry.client import RegistryClient, RegistryClientError
 
 MAGIC = 0
@@ -183,3 +183,19 @@ class WriterCache:
                 self._entries.clear()
             self._entries[id(key_obj)] = (key_obj, value)  # holds the object: its id stays valid
         return value
+
+
+class RegistryConverter(Converter):
+    """What the Avro, Protobuf and JSON Schema converters set up alike: the registry client,
+    the subject name strategy of their side (key or value) and the per-schema writer cache."""
+
+    config: RegistryConverterConfig
+
+    def __init__(self, config: Mapping[str, Any], is_key: bool) -> None:
+        super().__init__(config, is_key)
+        self.client = make_client(self.config)
+        self.strategy = (
+            self.config.key_subject_name_strategy if is_key
+            else self.config.value_subject_name_strategy
+        )  # fmt: skip
+        self._writers = WriterCache()

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 import fastavro
 from pydantic import Field, field_validator
 
-from hub.api import Converter, DataError, Schema, SchemaAndValue
+from hub.api import DataError, Schema, SchemaAndValue
 from hub.api.avro_data import avro_schema, avro_writer, connect_reader, connect_schema
 from hub.converters import _registry as reg
 
@@ -59,7 +59,7 @@ class _Reader(NamedTuple):
     convert: Any
 
 
-class AvroConverter(Converter):
+class AvroConverter(reg.RegistryConverter):
     """Avro + Confluent Schema Registry wire format."""
 
     name = "avro"
@@ -70,12 +70,6 @@ class AvroConverter(Converter):
 
     def __init__(self, config: Mapping[str, Any], is_key: bool) -> None:
         super().__init__(config, is_key)
-        self.client = reg.make_client(self.config)
-        self.strategy = (
-            self.config.key_subject_name_strategy if is_key
-            else self.config.value_subject_name_strategy
-        )  # fmt: skip
-        self._writers = reg.WriterCache()
         self._readers: dict[int, _Reader] = {}
         self._buffer = io.BytesIO()
 

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import orjson
 from pydantic import Field
 
-from hub.api import Converter, DataError, Schema, SchemaAndValue
+from hub.api import DataError, Schema, SchemaAndValue
 from hub.converters import _json_data
 from hub.converters import _registry as reg
 from hub.converters._json_schema_data import connect_schema, json_schema
@@ -41,7 +41,7 @@ class _Reader(NamedTuple):
     decode: Any
 
 
-class JsonSchemaConverter(Converter):
+class JsonSchemaConverter(reg.RegistryConverter):
     name = "json-schema"
     aliases = ("JsonSchemaConverter", "io.confluent.connect.json.JsonSchemaConverter")
     config_model = JsonSchemaConverterConfig
@@ -50,12 +50,6 @@ class JsonSchemaConverter(Converter):
 
     def __init__(self, config: Mapping[str, Any], is_key: bool) -> None:
         super().__init__(config, is_key)
-        self.client = reg.make_client(self.config)
-        self.strategy = (
-            self.config.key_subject_name_strategy if is_key
-            else self.config.value_subject_name_strategy
-        )  # fmt: skip
-        self._writers = reg.WriterCache()
         self._readers: dict[int, _Reader] = {}
 
     def from_connect(self, topic: str, schema: Schema | None, value: Any) -> bytes | None:

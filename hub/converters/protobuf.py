@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from google.protobuf import descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
 
-from hub.api import Converter, DataError, Schema, SchemaAndValue
+from hub.api import DataError, Schema, SchemaAndValue
 from hub.converters import _protobuf_data as data
 from hub.converters import _registry as reg
 from schema_registry.errors import InvalidSchema
@@ -41,7 +41,7 @@ class _Reader(NamedTuple):
     cls: Any
 
 
-class ProtobufConverter(Converter):
+class ProtobufConverter(reg.RegistryConverter):
     name = "protobuf"
     aliases = ("ProtobufConverter", "io.confluent.connect.protobuf.ProtobufConverter")
     config_model = ProtobufConverterConfig
@@ -50,12 +50,6 @@ class ProtobufConverter(Converter):
 
     def __init__(self, config: Mapping[str, Any], is_key: bool) -> None:
         super().__init__(config, is_key)
-        self.client = reg.make_client(self.config)
-        self.strategy = (
-            self.config.key_subject_name_strategy if is_key
-            else self.config.value_subject_name_strategy
-        )  # fmt: skip
-        self._writers = reg.WriterCache()
         self._readers: dict[tuple[int, tuple[int, ...]], _Reader] = {}
         self._schemas: dict[int, proto_format.ProtobufSchema] = {}
 
